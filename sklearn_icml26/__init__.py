@@ -1,0 +1,44 @@
+"""sklearn_icml26: methods published at ICML 2026 as scikit-learn estimators.
+
+Every estimator is importable from its field module (``sklearn_icml26.forecasting``, ...) and from
+the top level. Top-level names are loaded lazily, so ``import sklearn_icml26`` stays cheap (torch
+is imported only when a torch-backed estimator is used).
+"""
+
+import importlib
+
+__version__ = "0.1.0.dev0"
+
+# public name -> submodule that defines it; each method adds its estimators here
+_LAZY_NAMES = {
+    "get_data_home": "datasets",
+    "all_estimators": "utils.discovery",
+    "show_versions": "utils._show_versions",
+}
+
+_SUBMODULES = [
+    "base",
+    "causal_discovery",
+    "datasets",
+    "forecasting",
+    "lineage",
+    "metrics",
+    "surface",
+    "treatment_effects",
+    "utils",
+]
+
+__all__ = sorted([*_LAZY_NAMES, *_SUBMODULES, "__version__"])
+
+
+def __getattr__(name):
+    if name in _LAZY_NAMES:
+        module = importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}")
+        return getattr(module, name)
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return __all__

@@ -1,0 +1,201 @@
+"""The one adapter between scikit-learn estimators and torch models trained by skorch.
+
+Every torch-backed estimator of the package mixes :class:`TorchEstimatorMixin` into a plain
+:class:`sklearn.base.BaseEstimator`. The estimator *has* a skorch net (``net_``), it is not one:
+``__init__`` stores hyperparameters only, ``fit`` validates the data with
+:func:`sklearn.utils.validation.validate_data`, builds the torch module from ``n_features_in_``
+through the estimator's :meth:`~TorchEstimatorMixin._build_module` hook, seeds torch from
+``random_state`` inside :func:`torch.random.fork_rng` (the caller's global torch RNG is left
+untouched) and trains the net.
+
+An estimator provides
+
+``_build_module(self, n_features_in, n_outputs)``
+    the :class:`torch.nn.Module` to train;
+``_build_criterion(self)``
+    an :class:`torch.nn.Module` whose ``forward(y_pred, y_true)`` returns one loss per sample
+    (shape ``(batch,)`` or ``(batch, ...)``, averaged over the trailing axes). The adapter turns
+    it into the weighted mean ``sum(w_i l_i) / sum(w_i)``, so ``sample_weight`` with integer
+    weights is the same as repeating samples;
+``_build_callbacks(self)`` (optional)
+    extra skorch callbacks, e.g. to switch training stages.
+
+and calls :meth:`~TorchEstimatorMixin._fit_net` in ``fit`` and
+:meth:`~TorchEstimatorMixin._forward_numpy` in ``predict``/``transform``.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+import torch
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, Options, StrOptions
+from sklearn.utils.validation import _check_sample_weight
+from skorch import NeuralNet
+
+__all__ = ["TorchEstimatorMixin"]
+
+_OPTIMIZERS = {"adam": "Adam", "adamw": "AdamW", "sgd": "SGD", "rmsprop": "RMSprop"}
+_DTYPES = {"float32": np.float32, "float64": np.float64}
+
+
+class _WeightedNet(NeuralNet):
+    """skorch net whose loss is the ``sample_weight``-weighted mean of per-sample losses.
+
+    ``X`` reaches the net as ``{"X": array, "sample_weight": array}``; the module only sees
+    ``X["X"]``.
+    """
+
+    def infer(self, x, **fit_params):
+        if isinstance(x, dict):
+            x = x["X"]
+        x = x.to(self.device) if isinstance(x, torch.Tensor) else torch.as_tensor(
+            x, device=self.device
+        )
+        return self.module_(x, **fit_params)
+
+    def get_loss(self, y_pred, y_true, X=None, training=False):
+        losses = self.criterion_(y_pred, y_true)
+        if losses.ndim > 1:
+            losses = losses.reshape(losses.shape[0], -1).mean(dim=1)
+        if isinstance(X, dict) and "sample_weight" in X:
+            w = torch.as_tensor(X["sample_weight"], device=losses.device, dtype=losses.dtype)
+            total = w.sum()
+            if total <= 0:  # a batch made only of zero-weight samples carries no signal
+                return (losses * 0.0).sum()
+            return (w * losses).sum() / total
+        return losses.mean()
+
+
+class TorchEstimatorMixin:
+    """Mixin that trains a torch module with skorch for a scikit-learn estimator.
+
+    The mixin owns the training knobs shared by every torch-backed estimator. Put it *before*
+    :class:`~sklearn.base.BaseEstimator` in the bases and merge
+    ``TorchEstimatorMixin._torch_parameter_constraints`` into the estimator's
+    ``_parameter_constraints``.
+
+    Shared hyperparameters (each estimator lists them in its own ``__init__``):
+
+    max_epochs : int
+        Number of passes over the training data.
+    batch_size : int
+        Mini-batch size; ``-1`` trains on the full batch.
+    lr : float
+        Learning rate of the optimizer.
+    optimizer : {"adam", "adamw", "sgd", "rmsprop"} or torch optimizer class
+        Optimizer.
+    precision : {"float32", "float64"}
+        Floating point precision of the module and of the data fed to it.
+    device : str
+        Torch device, e.g. ``"cpu"`` or ``"cuda"``.
+    random_state : int, RandomState instance or None
+        Seeds module initialisation and batch shuffling.
+    verbose : int
+        ``0`` is silent, ``1`` prints skorch's epoch table.
+
+    Fitted attributes set by :meth:`_fit_net`:
+
+    net_ : skorch.NeuralNet
+        The trained net; ``net_.module_`` is the torch module and ``net_.history`` the
+        per-epoch training losses.
+    n_iter_ : int
+        Number of epochs run.
+    """
+
+    _torch_parameter_constraints = {
+        "max_epochs": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), Options(Integral, {-1})],
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "optimizer": [StrOptions(set(_OPTIMIZERS)), type],
+        "precision": [StrOptions(set(_DTYPES))],
+        "device": [str],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    # -- hooks -----------------------------------------------------------------------------------
+    def _build_module(self, n_features_in, n_outputs):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _build_criterion(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _build_callbacks(self):
+        return []
+
+    # -- helpers ---------------------------------------------------------------------------------
+    @property
+    def _torch_dtype(self):
+        return {"float32": torch.float32, "float64": torch.float64}[self.precision]
+
+    def _as_input(self, X):
+        """Cast ``X`` to the module's precision as a writeable, C-contiguous array."""
+        return np.require(np.asarray(X, dtype=_DTYPES[self.precision]), requirements=["C", "W"])
+
+    def _optimizer_class(self):
+        if isinstance(self.optimizer, str):
+            return getattr(torch.optim, _OPTIMIZERS[self.optimizer])
+        return self.optimizer
+
+    def _fit_net(self, X, y, sample_weight=None, n_outputs=None):
+        """Build the module and train it on ``(X, y)``; sets ``net_`` and ``n_iter_``.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features_in_)
+            Validated input.
+        y : ndarray of shape (n_samples, ...)
+            Targets as the criterion expects them (already in the right dtype).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative per-sample weights; ``None`` weighs every sample 1.
+        n_outputs : int, default=None
+            Passed to :meth:`_build_module`.
+
+        Returns
+        -------
+        net : skorch.NeuralNet
+            The trained net, also stored as ``net_``.
+        """
+        X = self._as_input(X)
+        sample_weight = _check_sample_weight(
+            sample_weight, X, dtype=X.dtype, ensure_non_negative=True
+        )
+        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            module = self._build_module(X.shape[1], n_outputs).to(self._torch_dtype)
+            criterion = self._build_criterion()
+            net = _WeightedNet(
+                module=module,
+                criterion=criterion,
+                optimizer=self._optimizer_class(),
+                lr=self.lr,
+                max_epochs=self.max_epochs,
+                batch_size=self.batch_size,
+                train_split=None,
+                callbacks=self._build_callbacks() or None,
+                iterator_train__shuffle=True,
+                device=self.device,
+                verbose=int(self.verbose),
+            )
+            net.fit({"X": X, "sample_weight": sample_weight}, y)
+        self.net_ = net
+        self.n_iter_ = len(net.history)
+        return net
+
+    def _forward_numpy(self, X, module=None, chunk_size=8192):
+        """Run ``module`` (default: the trained module) on ``X`` in eval mode, in chunks.
+
+        Returns float64 numpy output, whatever the module's precision.
+        """
+
+        X = self._as_input(X)
+        module = self.net_.module_ if module is None else module
+        module.eval()
+        outs = []
+        with torch.no_grad():
+            for start in range(0, X.shape[0], chunk_size):
+                out = module(torch.as_tensor(X[start : start + chunk_size], device=self.device))
+                outs.append(out.detach().cpu().numpy().astype(np.float64, copy=False))
+        return np.concatenate(outs, axis=0)

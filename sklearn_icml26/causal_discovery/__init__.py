@@ -1,0 +1,3 @@
+"""causal_discovery estimators (see DESIGN.md)."""
+
+__all__ = []

@@ -1,0 +1,11 @@
+"""Real datasets (``load_*``, read from the data home) and generators (``make_*``).
+
+Every loader reads ``<data_home>/<dataset>/`` (see :func:`get_data_home`), downloads missing
+files from their original public source with a pinned SHA-256 when it can, and returns a
+:class:`sklearn.utils.Bunch` with ``data``, ``target`` where it exists, ``frame`` and ``DESCR``
+(source and citation).
+"""
+
+from ._base import RemoteFile, clear_data_home, fetch_files, get_data_home
+
+__all__ = ["RemoteFile", "clear_data_home", "fetch_files", "get_data_home"]

@@ -1,0 +1,3 @@
+"""forecasting estimators (see DESIGN.md)."""
+
+__all__ = []

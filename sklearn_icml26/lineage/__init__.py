@@ -1,0 +1,3 @@
+"""lineage estimators (see DESIGN.md)."""
+
+__all__ = []

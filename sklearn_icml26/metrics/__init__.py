@@ -1,0 +1,3 @@
+"""Field metrics (Chamfer distance, dendrogram purity, weighted accuracy, ...)."""
+
+__all__ = []

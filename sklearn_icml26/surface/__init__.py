@@ -1,0 +1,3 @@
+"""surface estimators (see DESIGN.md)."""
+
+__all__ = []

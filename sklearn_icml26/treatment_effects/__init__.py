@@ -1,0 +1,3 @@
+"""treatment_effects estimators (see DESIGN.md)."""
+
+__all__ = []

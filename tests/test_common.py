@@ -1,0 +1,147 @@
+"""scikit-learn's estimator checks and integration smoke tests on every estimator of the package.
+
+The estimators come from ``all_estimators()`` plus the three torch test estimators of
+``sklearn_icml26.utils._testing``; a new estimator is picked up automatically and cannot skip
+these tests. Each class gives its small settings through ``_get_test_params``.
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone, is_classifier, is_regressor
+from sklearn.datasets import make_classification, make_regression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sklearn_icml26.utils import all_estimators
+from sklearn_icml26.utils._estimator_checks import get_test_instances
+from sklearn_icml26.utils._testing import TorchAutoencoder, TorchMLPClassifier, TorchMLPRegressor
+
+TEST_ESTIMATORS = [TorchMLPRegressor, TorchMLPClassifier, TorchAutoencoder]
+CLASSES = [cls for _, cls in all_estimators()] + TEST_ESTIMATORS
+INSTANCES = [est for cls in CLASSES for est in get_test_instances(cls)]
+# Estimators whose fit needs more than (X, y) of a generic tabular problem (systems, treatment,
+# point clouds) give their own smoke data through a `_get_smoke_data` classmethod.
+
+
+def _smoke_data(estimator):
+    getter = getattr(type(estimator), "_get_smoke_data", None)
+    if getter is not None:
+        return getter()
+    if is_classifier(estimator):
+        return make_classification(n_samples=120, n_features=4, random_state=0)
+    if is_regressor(estimator):
+        return make_regression(n_samples=120, n_features=4, noise=1.0, random_state=0)
+    X, _ = make_regression(n_samples=120, n_features=4, random_state=0)
+    return X, None
+
+
+def _output(estimator, X):
+    for method in ("predict", "transform", "decision_function"):
+        if hasattr(estimator, method):
+            return np.asarray(getattr(estimator, method)(X), dtype=float)
+    raise AssertionError(f"{type(estimator).__name__} has no predict/transform")
+
+
+@parametrize_with_checks(INSTANCES)
+def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)
+
+
+def test_discovery_finds_no_test_estimators():
+    names = {name for name, _ in all_estimators()}
+    assert not names & {cls.__name__ for cls in TEST_ESTIMATORS}
+
+
+@pytest.mark.parametrize("estimator", INSTANCES, ids=lambda e: type(e).__name__)
+def test_pickle_clone_and_determinism(estimator):
+    X, y = _smoke_data(estimator)
+    first = clone(estimator).fit(X, y)
+    second = clone(estimator).fit(X, y)
+    # same random_state, same result
+    np.testing.assert_array_equal(_output(first, X), _output(second, X))
+    # pickling a fitted estimator keeps its predictions
+    restored = pickle.loads(pickle.dumps(first))
+    np.testing.assert_array_equal(_output(restored, X), _output(first, X))
+    # clone keeps the parameters and drops the fit
+    assert clone(first).get_params() == first.get_params()
+    assert not hasattr(clone(first), "n_features_in_")
+
+
+@pytest.mark.parametrize("estimator", INSTANCES, ids=lambda e: type(e).__name__)
+def test_in_pipeline(estimator):
+    X, y = _smoke_data(estimator)
+    pipe = make_pipeline(StandardScaler(), clone(estimator)).fit(X, y)
+    out = _output(pipe, X)
+    assert out.shape[0] == X.shape[0]
+    assert np.all(np.isfinite(out))
+
+
+def test_torch_regressor_learns_and_grid_search_over_module_hyperparameters():
+    X, y = make_regression(n_samples=200, n_features=4, noise=0.1, random_state=0)
+    y = y / y.std()
+    base = TorchMLPRegressor(max_epochs=150, lr=0.02, batch_size=-1, random_state=0)
+    search = GridSearchCV(base, {"hidden_units": [1, 32]}, cv=3).fit(X, y)
+    assert search.best_params_ == {"hidden_units": 32}
+    assert search.best_score_ > 0.95
+
+
+def test_torch_classifier_accuracy_and_probabilities():
+    X, y = make_classification(n_samples=300, n_features=5, n_informative=3, random_state=0)
+    clf = TorchMLPClassifier(max_epochs=100, lr=0.02, random_state=0).fit(X, y)
+    assert clf.score(X, y) > 0.9
+    np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)
+
+
+def test_autoencoder_set_output_pandas_and_reconstruction():
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(300, 2))
+    X = Z @ rng.normal(size=(2, 6))  # rank-2 data: a 2-code autoencoder reconstructs it
+    ae = TorchAutoencoder(n_components=2, max_epochs=300, lr=0.02, random_state=0)
+    ae.set_output(transform="pandas").fit(X)
+    codes = ae.transform(X)
+    assert list(codes.columns) == ["torchautoencoder0", "torchautoencoder1"]
+    rec = ae.inverse_transform(codes.to_numpy())
+    assert np.mean((rec - X) ** 2) < 0.05 * np.mean(X**2)
+
+
+def test_random_state_leaves_global_torch_rng_alone():
+    import torch
+
+    X, y = make_regression(n_samples=50, n_features=3, random_state=0)
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    TorchMLPRegressor(max_epochs=2, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(torch.rand(3), expected)
+
+
+def test_sample_weight_zero_equals_dropping_samples():
+    X, y = make_regression(n_samples=80, n_features=3, random_state=0)
+    w = np.ones(80)
+    w[:20] = 0
+    params = dict(max_epochs=30, batch_size=-1, precision="float64", random_state=0)
+    weighted = TorchMLPRegressor(**params).fit(X, y, sample_weight=w)
+    dropped = TorchMLPRegressor(**params).fit(X[20:], y[20:])
+    np.testing.assert_allclose(weighted.predict(X), dropped.predict(X), rtol=1e-9)
+
+
+def test_precision_and_float64_outputs():
+    X, y = make_regression(n_samples=60, n_features=3, random_state=0)
+    for precision in ("float32", "float64"):
+        reg = TorchMLPRegressor(max_epochs=2, precision=precision, random_state=0).fit(X, y)
+        assert reg.predict(X).dtype == np.float64
+        assert next(reg.net_.module_.parameters()).dtype == getattr(
+            __import__("torch"), precision
+        )
+
+
+def test_bad_hyperparameter_names_the_argument():
+    X, y = make_regression(n_samples=30, n_features=3, random_state=0)
+    with pytest.raises(ValueError, match="'precision' parameter"):
+        TorchMLPRegressor(precision="float16").fit(X, y)
+    with pytest.raises(ValueError, match="'batch_size' parameter"):
+        TorchMLPRegressor(batch_size=0).fit(X, y)
