@@ -1,0 +1,172 @@
+"""Shared plumbing of ``benchmarks/bench_*.py``: timing, peak memory, the result file, tables.
+
+Every benchmark writes ``benchmarks/results/<name>.json`` in one shape::
+
+    {"benchmark": "<name>", "quick": false, "machine": {...},
+     "rows": [{"dataset": "...", "method": "...", "<metric>": value, ...,
+               "fit_seconds": s, "peak_memory_mb": m}]}
+"""
+
+import argparse
+import json
+import os
+import platform
+import time
+import tracemalloc
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Measurement", "benchmark_parser", "machine_info", "markdown_table", "measure",
+           "write_results"]
+
+RESULTS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+
+
+@dataclass
+class Measurement:
+    """What :func:`measure` returns: the call's result, its wall time and its peak memory."""
+
+    result: object
+    seconds: float
+    peak_memory_mb: float
+
+
+def measure(func, *args, **kwargs):
+    """Call ``func(*args, **kwargs)`` and record its wall time and peak traced memory.
+
+    Peak memory is the peak of Python-level allocations traced by :mod:`tracemalloc` (numpy
+    arrays included; torch's own CPU allocator is not traced), in MiB.
+
+    Parameters
+    ----------
+    func : callable
+        What to measure.
+    *args, **kwargs
+        Passed to ``func``.
+
+    Returns
+    -------
+    measurement : Measurement
+        ``result``, ``seconds`` and ``peak_memory_mb``.
+    """
+    tracing = tracemalloc.is_tracing()
+    if not tracing:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    start = time.perf_counter()
+    result = func(*args, **kwargs)
+    seconds = time.perf_counter() - start
+    _, peak = tracemalloc.get_traced_memory()
+    if not tracing:
+        tracemalloc.stop()
+    return Measurement(result, seconds, peak / 2**20)
+
+
+def machine_info():
+    """CPU, thread counts and library versions of the machine running a benchmark.
+
+    Returns
+    -------
+    info : dict
+        JSON-serialisable description of the machine.
+    """
+    from ._show_versions import _versions
+
+    system, deps = _versions()
+    info = {
+        "platform": system["machine"],
+        "python": platform.python_version(),
+        "processor": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "versions": {k: v for k, v in deps.items() if v is not None},
+    }
+    try:
+        import torch
+
+        info["torch_threads"] = torch.get_num_threads()
+    except ImportError:  # pragma: no cover
+        pass
+    return info
+
+
+def write_results(name, rows, quick, path=None):
+    """Write the result file of benchmark ``name`` and return its path.
+
+    Parameters
+    ----------
+    name : str
+        Benchmark name (``ese``, ``skewd``, ...).
+    rows : list of dict
+        One dict per (dataset, method); must hold ``dataset`` and ``method``.
+    quick : bool
+        Whether this was the ``--quick`` run. Quick runs go to ``<name>_quick.json`` so that
+        they never overwrite the committed full results.
+    path : str or path-like, default=None
+        Where to write; default ``benchmarks/results/<name>[_quick].json``.
+
+    Returns
+    -------
+    path : pathlib.Path
+        The written file.
+    """
+    for row in rows:
+        missing = {"dataset", "method"} - set(row)
+        if missing:
+            raise ValueError(f"every row needs 'dataset' and 'method'; row {row} lacks {missing}")
+    if path is None:
+        path = RESULTS_DIR / (f"{name}_quick.json" if quick else f"{name}.json")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"benchmark": name, "quick": bool(quick), "machine": machine_info(), "rows": rows}
+    path.write_text(json.dumps(payload, indent=2, default=float) + "\n")
+    return path
+
+
+def markdown_table(rows, columns=None, floatfmt=".4g"):
+    """Render result rows as a markdown table.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Result rows.
+    columns : list of str, default=None
+        Columns in order; default: the union of the rows' keys in first-seen order.
+    floatfmt : str, default=".4g"
+        Format of floats.
+
+    Returns
+    -------
+    table : str
+        The markdown table.
+    """
+    if columns is None:
+        columns = list(dict.fromkeys(k for row in rows for k in row))
+
+    def cell(value):
+        if isinstance(value, float):
+            return format(value, floatfmt)
+        return "" if value is None else str(value)
+
+    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
+    lines += ["| " + " | ".join(cell(row.get(c)) for c in columns) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def benchmark_parser(description):
+    """The command-line parser every benchmark script uses (``--quick``, ``--output``).
+
+    Parameters
+    ----------
+    description : str
+        What the benchmark measures.
+
+    Returns
+    -------
+    parser : argparse.ArgumentParser
+        Parser with ``--quick``, ``--output`` and ``--n-jobs``.
+    """
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help="seconds-long version (CI)")
+    parser.add_argument("--output", default=None, help="result file (default: results/)")
+    parser.add_argument("--n-jobs", type=int, default=1, help="parallel jobs where supported")
+    return parser

@@ -1,0 +1,44 @@
+"""Registry of the command line's demos.
+
+Each method registers its demo here with one line: the demo's name, a one-line description, the
+dataset it runs on, and the ``"module:function"`` that runs it (imported only when the demo runs,
+so ``python -m sklearn_icml26`` starts fast).
+
+A demo function has the signature ``run_demo(data_home=None, verbose=1, fast=False)`` and returns
+a :class:`pandas.DataFrame` with one row per (dataset, method) and the columns of
+:data:`DEMO_COLUMNS`: the headline metric of the method beside the same metric of its anchor.
+
+Benchmarks need no registration: ``benchmarks/bench_<name>.py`` is found by its file name.
+"""
+
+from dataclasses import dataclass
+
+__all__ = ["DEMOS", "DEMO_COLUMNS", "Demo"]
+
+DEMO_COLUMNS = ["method", "dataset", "metric", "value", "anchor", "anchor_value", "seconds"]
+
+
+@dataclass(frozen=True)
+class Demo:
+    """A registered demo.
+
+    Parameters
+    ----------
+    name : str
+        Name on the command line (``python -m sklearn_icml26 demo NAME``).
+    description : str
+        One line shown by ``demo --list``.
+    dataset : str
+        Folder of the data home the demo reads.
+    target : str
+        ``"module:function"`` of the demo function.
+    """
+
+    name: str
+    description: str
+    dataset: str
+    target: str
+
+
+# name -> Demo; each method adds its line here
+DEMOS = {}
