@@ -24,6 +24,7 @@ and calls :meth:`~TorchEstimatorMixin._fit_net` in ``fit`` and
 :meth:`~TorchEstimatorMixin._forward_numpy` in ``predict``/``transform``.
 """
 
+import threading
 from numbers import Integral, Real
 
 import numpy as np
@@ -34,6 +35,12 @@ from sklearn.utils.validation import _check_sample_weight
 from skorch import NeuralNet
 
 __all__ = ["TorchEstimatorMixin"]
+
+# torch's global RNG (module initialisation, shuffling, dropout, noise draws) is shared by all
+# threads: two fits seeded in parallel threads would interleave their draws and lose
+# determinism. Seeded fits therefore hold this lock; process-based joblib backends (loky, dask
+# worker processes) still run fits in parallel.
+_TORCH_RNG_LOCK = threading.RLock()
 
 _OPTIMIZERS = {"adam": "Adam", "adamw": "AdamW", "sgd": "SGD", "rmsprop": "RMSprop"}
 _DTYPES = {"float32": np.float32, "float64": np.float64}
@@ -162,7 +169,7 @@ class TorchEstimatorMixin:
             sample_weight, X, dtype=X.dtype, ensure_non_negative=True
         )
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-        with torch.random.fork_rng(devices=[]):
+        with _TORCH_RNG_LOCK, torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             module = self._build_module(X.shape[1], n_outputs).to(self._torch_dtype)
             criterion = self._build_criterion()

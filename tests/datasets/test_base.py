@@ -1,0 +1,80 @@
+"""The data home and the download helper, against a local HTTP server (no internet needed)."""
+
+import hashlib
+import http.server
+import threading
+from functools import partial
+
+import pytest
+
+from sklearn_icml26.datasets import RemoteFile, clear_data_home, fetch_files, get_data_home
+
+
+@pytest.fixture
+def http_folder(tmp_path):
+    """Serve ``tmp_path/served`` over HTTP on localhost; yields (folder, base_url)."""
+    served = tmp_path / "served"
+    served.mkdir()
+    handler = partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    handler.log_message = lambda *a, **k: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield served, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_data_home_precedence(tmp_path, monkeypatch):
+    monkeypatch.setenv("SKLEARN_ICML26_DATA", str(tmp_path / "from_env"))
+    assert get_data_home() == tmp_path / "from_env"
+    assert get_data_home(tmp_path / "explicit") == tmp_path / "explicit"
+    monkeypatch.delenv("SKLEARN_ICML26_DATA")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert get_data_home() == tmp_path / "home" / "sklearn_icml26_data"
+    assert get_data_home().is_dir()
+
+
+def test_clear_data_home(tmp_path):
+    home = get_data_home(tmp_path / "home")
+    (home / "a.txt").write_text("x")
+    clear_data_home(home)
+    assert not home.exists()
+
+
+def test_present_files_need_no_network(tmp_path):
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "x.csv").write_text("1\n")
+    # an address that would fail: the file is present, so it is never used
+    folder = fetch_files("ds", [RemoteFile("x.csv", "http://127.0.0.1:9/x.csv", "0" * 64)],
+                         data_home=tmp_path)
+    assert folder == tmp_path / "ds"
+
+
+def test_download_with_pinned_checksum(tmp_path, http_folder):
+    served, url = http_folder
+    content = b"a,b\n1,2\n"
+    (served / "table.csv").write_bytes(content)
+    sha = hashlib.sha256(content).hexdigest()
+    home = tmp_path / "home"
+    folder = fetch_files("ds", [RemoteFile("sub/table.csv", f"{url}/table.csv", sha)],
+                         data_home=home)
+    assert (folder / "sub" / "table.csv").read_bytes() == content
+
+
+def test_checksum_mismatch_is_an_error_naming_the_file(tmp_path, http_folder):
+    served, url = http_folder
+    (served / "table.csv").write_bytes(b"tampered")
+    with pytest.raises(OSError, match=r"table\.csv.*download failed"):
+        fetch_files("ds", [RemoteFile("table.csv", f"{url}/table.csv", "0" * 64)],
+                    data_home=tmp_path)
+
+
+def test_offline_error_names_files_and_data_home(tmp_path):
+    files = [RemoteFile("a.csv", "http://127.0.0.1:9/a.csv", "0" * 64), RemoteFile("b.csv")]
+    with pytest.raises(OSError) as info:
+        fetch_files("ds", files, data_home=tmp_path)
+    message = str(info.value)
+    assert "a.csv" in message and "b.csv" in message and str(tmp_path / "ds") in message
+    assert "SKLEARN_ICML26_DATA" in message
+    with pytest.raises(OSError, match="download_if_missing=False"):
+        fetch_files("ds", files[:1], data_home=tmp_path, download_if_missing=False)

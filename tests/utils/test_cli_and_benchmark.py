@@ -1,0 +1,96 @@
+"""The command line, the demo registry and the benchmark result format."""
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from sklearn_icml26 import __main__ as cli
+from sklearn_icml26.utils import _registry
+from sklearn_icml26.utils._benchmark import markdown_table, measure, write_results
+
+
+def _fake_demo(data_home=None, verbose=1, fast=False):
+    return pd.DataFrame([{"method": "M", "dataset": "D", "metric": "acc", "value": 0.9,
+                          "anchor": "A", "anchor_value": 0.8, "seconds": 1.0}])
+
+
+def _missing_data_demo(data_home=None, verbose=1, fast=False):
+    raise OSError("Dataset 'x': missing file(s) a.csv")
+
+
+@pytest.fixture
+def fake_demos(monkeypatch):
+    demos = {
+        "ok": _registry.Demo("ok", "works", "d", f"{__name__}:_fake_demo"),
+        "missing": _registry.Demo("missing", "no data", "x", f"{__name__}:_missing_data_demo"),
+    }
+    monkeypatch.setattr(cli, "DEMOS", demos)
+    return demos
+
+
+def test_demo_table_and_missing_data_goes_on(fake_demos, capsys):
+    table = cli.run_demos(["missing", "ok"], verbose=0)
+    assert list(table.columns) == _registry.DEMO_COLUMNS
+    assert table["method"].tolist() == ["M"]
+    assert "missing file(s) a.csv" in capsys.readouterr().err
+
+
+def test_demo_command_prints_markdown(fake_demos, capsys):
+    assert cli.main(["demo", "ok"]) == 0
+    out = capsys.readouterr().out
+    assert "| method" in out and "0.9" in out
+
+
+def test_unknown_demo_and_benchmark_are_errors(fake_demos):
+    with pytest.raises(SystemExit, match="Unknown demo"):
+        cli.main(["demo", "nope"])
+    with pytest.raises(SystemExit, match="Unknown benchmark"):
+        cli.main(["benchmark", "nope"])
+
+
+def test_registered_demos_point_to_functions():
+    import importlib
+
+    for demo in _registry.DEMOS.values():
+        module_name, func_name = demo.target.split(":")
+        assert callable(getattr(importlib.import_module(module_name), func_name))
+
+
+def test_module_entry_point_lists_demos():
+    out = subprocess.run([sys.executable, "-m", "sklearn_icml26", "demo", "--list"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "demo" in out.lower()
+
+
+def test_result_file_shape(tmp_path):
+    m = measure(sum, range(1000))
+    assert m.result == sum(range(1000)) and m.seconds >= 0 and m.peak_memory_mb >= 0
+    rows = [{"dataset": "d", "method": "m", "score": 0.5, "fit_seconds": m.seconds,
+             "peak_memory_mb": m.peak_memory_mb}]
+    path = write_results("toy", rows, quick=True, path=tmp_path / "toy.json")
+    payload = json.loads(path.read_text())
+    assert payload["benchmark"] == "toy" and payload["quick"] is True
+    assert payload["rows"] == rows and payload["machine"]["cpu_count"] >= 1
+    with pytest.raises(ValueError, match="'dataset' and 'method'"):
+        write_results("toy", [{"method": "m"}], quick=True, path=tmp_path / "bad.json")
+    table = markdown_table(rows)
+    assert table.splitlines()[0].startswith("| dataset | method | score")
+
+
+def test_committed_results_have_the_shared_shape():
+    for path in sorted(cli.BENCHMARK_DIR.glob("results/*.json")):
+        payload = json.loads(path.read_text())
+        assert set(payload) >= {"benchmark", "quick", "machine", "rows"}, path
+        assert path.stem == payload["benchmark"] and payload["quick"] is False, path
+        assert all({"dataset", "method"} <= set(row) for row in payload["rows"]), path
+
+
+def test_show_versions(capsys):
+    from sklearn_icml26 import show_versions
+
+    show_versions()
+    out = capsys.readouterr().out
+    assert "scikit-learn" in out and "torch" in out
