@@ -80,10 +80,11 @@ class TorchEstimatorMixin:
     The mixin owns the training knobs shared by every torch-backed estimator. Put it *before*
     :class:`~sklearn.base.BaseEstimator` in the bases and merge
     ``TorchEstimatorMixin._torch_parameter_constraints`` into the estimator's
-    ``_parameter_constraints``.
+    ``_parameter_constraints``. The parameters below are shared by every torch-backed
+    estimator; each lists them in its own ``__init__``.
 
-    Shared hyperparameters (each estimator lists them in its own ``__init__``):
-
+    Parameters
+    ----------
     max_epochs : int
         Number of passes over the training data.
     batch_size : int
@@ -101,8 +102,8 @@ class TorchEstimatorMixin:
     verbose : int
         ``0`` is silent, ``1`` prints skorch's epoch table.
 
-    Fitted attributes set by :meth:`_fit_net`:
-
+    Attributes
+    ----------
     net_ : skorch.NeuralNet
         The trained net; ``net_.module_`` is the torch module and ``net_.history`` the
         per-epoch training losses.

@@ -1,0 +1,20 @@
+"""The documentation builds with warnings as errors (examples are not executed here)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DOC = Path(__file__).resolve().parents[1] / "doc"
+
+
+@pytest.mark.docs
+def test_sphinx_build_without_warnings(tmp_path):
+    pytest.importorskip("sphinx_gallery", reason="the docs extra is not installed")
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-E", "-q",
+           "-D", "plot_gallery=0", "-d", str(tmp_path / "doctrees"), str(DOC),
+           str(tmp_path / "html")]
+    result = subprocess.run(cmd, capture_output=True, text=True, cwd=DOC)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
+    assert (tmp_path / "html" / "api.html").is_file()
