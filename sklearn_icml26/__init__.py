@@ -14,6 +14,8 @@ _LAZY_NAMES = {
     "get_data_home": "datasets",
     "all_estimators": "utils.discovery",
     "show_versions": "utils._show_versions",
+    "ESERegressor": "forecasting",
+    "PerSystemRegressor": "forecasting",
 }
 
 _SUBMODULES = [

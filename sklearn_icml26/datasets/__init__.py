@@ -9,3 +9,13 @@ files from their original public source with a pinned SHA-256 when it can, and r
 from ._base import RemoteFile, clear_data_home, fetch_files, get_data_home
 
 __all__ = ["RemoteFile", "clear_data_home", "fetch_files", "get_data_home"]
+
+from ._ese import (  # noqa: E402
+    load_ese_covid_victoria,
+    load_ese_exchange_rates,
+    load_ese_synthetic,
+    make_interacting_systems,
+)
+
+__all__ += ["load_ese_covid_victoria", "load_ese_exchange_rates", "load_ese_synthetic",
+            "make_interacting_systems"]

@@ -1,3 +1,5 @@
 """forecasting estimators (see DESIGN.md)."""
 
-__all__ = []
+from ._ese import ESERegressor, PerSystemRegressor, last_window, sliding_window
+
+__all__ = ["ESERegressor", "PerSystemRegressor", "last_window", "sliding_window"]

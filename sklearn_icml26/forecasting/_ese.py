@@ -1,0 +1,1015 @@
+"""Equilibrium State Estimation (ESE): forecast many interacting systems at the cost of one model.
+
+Xu, Song, Gao, Liu, "Once-for-All: Scalable Simultaneous Forecasting via Equilibrium State
+Estimation", ICML 2026, arXiv 2606.13285. Implemented from the paper's formulas and the project's
+specification (``../shared/specs/ese.md``); no code was copied.
+
+ESE forecasts the aggregate (the sum over systems) with one regressor and splits the forecast with
+*equilibrium shares*: exponentially weighted recent proportions ``y_{i,t} / sum_j y_{j,t}``. The
+closed form of the converged shares is the default; the paper's iterative refinement (with its
+attribute-based initial state and its "ted"/"cointegration" stop rules) is available as options.
+"""
+
+import time
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from joblib import Parallel, delayed, effective_n_jobs
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LinearRegression
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..utils import progress_bar
+
+__all__ = ["ESERegressor", "PerSystemRegressor", "last_window", "sliding_window"]
+
+_REFERENCE = (
+    'Xu, Song, Gao, Liu. "Once-for-All: Scalable Simultaneous Forecasting via Equilibrium '
+    'State Estimation". ICML 2026, arXiv:2606.13285.'
+)
+
+
+# --------------------------------------------------------------------------------------------
+# windows
+# --------------------------------------------------------------------------------------------
+def _check_positive_int(value, name):
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise TypeError(f"{name} must be an int >= 1; got {value!r} of type "
+                        f"{type(value).__name__}.")
+    if value < 1:
+        raise ValueError(f"{name} must be an int >= 1; got {value}.")
+    return int(value)
+
+
+def _as_panel(Y, name="Y"):
+    """Return (values (T, n) float64, is_1d, pandas kind or None, columns, index)."""
+    import pandas as pd
+
+    kind = columns = index = None
+    if isinstance(Y, pd.DataFrame):
+        kind, columns, index = "frame", list(Y.columns), Y.index
+    elif isinstance(Y, pd.Series):
+        kind, columns, index = "series", [Y.name if Y.name is not None else "y"], Y.index
+    try:
+        values = np.asarray(Y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must hold numbers; conversion to float64 failed: {exc}") from exc
+    if values.ndim > 2 or values.ndim == 0:
+        raise ValueError(f"{name} must be 1-D (n_timesteps,) or 2-D (n_timesteps, n_systems); "
+                         f"got an array with {values.ndim} dimensions, shape {values.shape}.")
+    is_1d = values.ndim == 1
+    if is_1d:
+        values = values[:, None]
+    if columns is None:
+        columns = list(range(values.shape[1]))
+    bad = ~np.isfinite(values)
+    if bad.any():
+        rows, cols = np.nonzero(bad)
+        n_nan = int(np.isnan(values).sum())
+        what = f"{n_nan} NaN" if n_nan else f"{int(bad.sum())} infinite"
+        col = columns[cols[0]]
+        raise ValueError(f"{name} contains {what} values, first at row {rows[0]}, column "
+                         f"{col!r}; fill or drop them before building windows.")
+    return values, is_1d, kind, columns, index
+
+
+def sliding_window(Y, n_lags, horizon=1):
+    """Turn a panel of systems into a lag matrix and a target for :class:`ESERegressor`.
+
+    Row ``r`` holds the window ``Y[r : r + n_lags]`` (oldest first) of every system, system by
+    system, and its target is ``Y[r + n_lags + horizon - 1]``.
+
+    Parameters
+    ----------
+    Y : array-like of shape (n_timesteps, n_systems) or (n_timesteps,)
+        The panel, one column per system, rows in time order (float; units of the data). A
+        :class:`pandas.DataFrame` or :class:`pandas.Series` gives pandas outputs.
+    n_lags : int
+        Window length ``p`` (time steps, >= 1).
+    horizon : int, default=1
+        Forecast horizon ``h`` (time steps, >= 1).
+
+    Returns
+    -------
+    X : ndarray or DataFrame of shape (n_windows, n_systems * n_lags)
+        float64; ``X[r, i * n_lags + k] = Y[r + k, i]`` (system-major, oldest to newest), so
+        ``X.reshape(n_windows, n_systems, n_lags)`` is a view. ``n_windows = n_timesteps -
+        n_lags - horizon + 1``. Pandas columns are ``f"{col}_lag{j}"`` (``_lag1`` newest),
+        indexed by the target's labels.
+    y : ndarray or DataFrame of shape (n_windows, n_systems) or (n_windows,)
+        float64 targets; 1-D (or a Series) when ``Y`` was.
+
+    Raises
+    ------
+    ValueError
+        If ``n_lags`` or ``horizon`` is < 1, ``Y`` has more than 2 dimensions, too few time
+        steps for the window and horizon, or NaN/infinite values (the message gives the count
+        and the first position).
+    TypeError
+        If ``n_lags`` or ``horizon`` is not an int, or ``Y`` is not numeric.
+
+    See Also
+    --------
+    last_window : The window that forecasts past the end of the panel.
+    ESERegressor : The estimator these windows feed.
+
+    References
+    ----------
+    .. [1] Xu, Song, Gao, Liu. "Once-for-All: Scalable Simultaneous Forecasting via Equilibrium
+       State Estimation". ICML 2026, arXiv:2606.13285.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_icml26.forecasting import sliding_window
+    >>> X, y = sliding_window(np.arange(12).reshape(6, 2), n_lags=3)
+    >>> X[0]
+    array([0., 2., 4., 1., 3., 5.])
+    >>> y[0]
+    array([6., 7.])
+    """
+    n_lags = _check_positive_int(n_lags, "n_lags")
+    horizon = _check_positive_int(horizon, "horizon")
+    values, is_1d, kind, columns, index = _as_panel(Y)
+    n_timesteps, n_systems = values.shape
+    n_windows = n_timesteps - n_lags - horizon + 1
+    if n_windows < 1:
+        raise ValueError(f"Y has {n_timesteps} time steps; n_lags={n_lags} and horizon={horizon} "
+                         f"need at least {n_lags + horizon}.")
+    windows = np.lib.stride_tricks.sliding_window_view(values, n_lags, axis=0)[:n_windows]
+    X = np.ascontiguousarray(windows).reshape(n_windows, n_systems * n_lags)
+    y = values[n_lags + horizon - 1:].copy()
+    if is_1d:
+        y = y[:, 0]
+    if kind is None:
+        return X, y
+    import pandas as pd
+
+    target_index = index[n_lags + horizon - 1:]
+    names = [f"{col}_lag{n_lags - k}" for col in columns for k in range(n_lags)]
+    X = pd.DataFrame(X, index=target_index, columns=names)
+    if kind == "series":
+        y = pd.Series(y, index=target_index, name=columns[0])
+    else:
+        y = pd.DataFrame(y, index=target_index, columns=columns)
+    return X, y
+
+
+def last_window(Y, n_lags):
+    """The newest window of a panel, to forecast ``horizon`` steps past its end.
+
+    Parameters
+    ----------
+    Y : array-like of shape (n_timesteps, n_systems) or (n_timesteps,)
+        The panel (float, rows in time order); pandas gives a DataFrame.
+    n_lags : int
+        Window length (time steps, >= 1), as used in :func:`sliding_window`.
+
+    Returns
+    -------
+    X : ndarray or DataFrame of shape (1, n_systems * n_lags)
+        float64, laid out as the rows of :func:`sliding_window`; ``est.predict(X)`` forecasts
+        time ``n_timesteps - 1 + horizon``.
+
+    Raises
+    ------
+    ValueError
+        If ``Y`` has fewer than ``n_lags`` time steps, more than 2 dimensions or non-finite
+        values.
+    TypeError
+        If ``n_lags`` is not an int.
+
+    References
+    ----------
+    .. [1] Xu, Song, Gao, Liu. "Once-for-All: Scalable Simultaneous Forecasting via Equilibrium
+       State Estimation". ICML 2026, arXiv:2606.13285.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_icml26.forecasting import last_window
+    >>> last_window(np.arange(12).reshape(6, 2), n_lags=3)
+    array([[ 6.,  8., 10.,  7.,  9., 11.]])
+    """
+    n_lags = _check_positive_int(n_lags, "n_lags")
+    values, _, kind, columns, index = _as_panel(Y)
+    if values.shape[0] < n_lags:
+        raise ValueError(f"Y has {values.shape[0]} time steps; n_lags={n_lags} needs at least "
+                         f"{n_lags}.")
+    X = values[-n_lags:].T.reshape(1, -1).copy()
+    if kind is None:
+        return X
+    import pandas as pd
+
+    names = [f"{col}_lag{n_lags - k}" for col in columns for k in range(n_lags)]
+    return pd.DataFrame(X, index=index[-1:], columns=names)
+
+
+# --------------------------------------------------------------------------------------------
+# equilibrium shares
+# --------------------------------------------------------------------------------------------
+def _totals(W):
+    """Window totals M (N, p) and the mask of valid steps (positive, finite total)."""
+    M = W.sum(axis=1)
+    valid = np.isfinite(M) & (M > 0)
+    return M, valid
+
+
+def _closed_form_shares(W, damping):
+    """Exact fixed point: weighted mean of the valid proportions, weights (1-lam)^(p-tau)."""
+    N, n, p = W.shape
+    M, valid = _totals(W)
+    weights = np.power(1.0 - damping, np.arange(p - 1, -1, -1, dtype=np.float64))  # 0**0 = 1
+    w = np.where(valid, weights[None, :], 0.0)
+    safe_M = np.where(valid, M, 1.0)
+    num = np.einsum("rip,rp->ri", W, w / safe_M)
+    denom = w.sum(axis=1)
+    ok = denom > 0
+    e = np.full((N, n), 1.0 / n)
+    e[ok] = num[ok] / denom[ok, None]
+    return e
+
+
+def _proportions(W):
+    """Proportions S (N, n, p) (zero at invalid steps), mask (N, p), newest valid (N, n)."""
+    N, n, p = W.shape
+    M, valid = _totals(W)
+    S = np.where(valid[:, None, :], W / np.where(valid, M, 1.0)[:, None, :], 0.0)
+    has_valid = valid.any(axis=1)
+    newest = p - 1 - np.argmax(valid[:, ::-1], axis=1)
+    s_last = np.full((N, n), 1.0 / n)
+    rows = np.nonzero(has_valid)[0]
+    s_last[rows] = S[rows, :, newest[rows]]
+    return S, valid, s_last
+
+
+def _coint_met(e, S_row, valid_row, tol):
+    from statsmodels.tsa.stattools import coint
+
+    for tau in np.nonzero(valid_row)[0]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                pvalue = coint(e, S_row[:, tau], trend="c", maxlag=0, autolag=None)[1]
+            except (ValueError, np.linalg.LinAlgError):
+                return False
+        if not np.isfinite(pvalue) or pvalue > tol:
+            return False
+    return True
+
+
+def _refine_shares(S, valid, s_last, e0, damping, max_iter, stop=None, tol=None):
+    """The paper's iterative refinement (Algorithm 1), vectorised over rows.
+
+    Returns the un-finalised shares (N, n), the sweeps run per row and whether the stop rule
+    was met. ``stop=None`` runs all ``max_iter`` sweeps.
+    """
+    N, n, p = S.shape
+    lam = float(damping)
+    e = np.array(e0, dtype=np.float64, copy=True)
+    lvec = np.ones((N, n))
+    n_iter = np.zeros(N, dtype=np.int64)
+    met = np.zeros(N, dtype=bool)
+    active = np.arange(N)
+    for sweep in range(1, max_iter + 1):
+        ea, la = e[active], lvec[active]
+        Sa, Va = S[active], valid[active]
+        for tau in range(p):
+            upd = lam * (ea - Sa[:, :, tau]) + (1.0 - lam) * la
+            la = np.where(Va[:, tau, None], upd, (1.0 - lam) * la)
+        ea = ea - lam * la
+        e[active], lvec[active], n_iter[active] = ea, la, sweep
+        if stop is None:
+            continue
+        no_info = ~Va.any(axis=1)
+        if stop == "ted":
+            dist = np.linalg.norm(s_last[active] - ea, axis=1)
+            ok = np.sqrt(dist / np.sqrt(2.0)) < tol
+        else:  # cointegration
+            ok = np.array([_coint_met(ea[k], Sa[k], Va[k], tol) for k in range(len(active))],
+                          dtype=bool)
+        ok |= no_info
+        met[active[ok]] = True
+        active = active[~ok]
+        if active.size == 0:
+            break
+    return e, n_iter, met
+
+
+def _finalize_shares(e, W):
+    """Clip at 0 when the window has no negative value; renormalise (uniform if sum <= 0)."""
+    n = e.shape[1]
+    nonneg = ~(W < 0).any(axis=(1, 2))
+    e = np.where(nonneg[:, None], np.clip(e, 0.0, None), e)
+    total = e.sum(axis=1)
+    ok = total > 0
+    out = np.full_like(e, 1.0 / n)
+    out[ok] = e[ok] / total[ok, None]
+    return out
+
+
+def _normalised_attributes(alpha):
+    """alpha' = (alpha - mean) / (max - min) per attribute over systems, constant ones dropped."""
+    span = alpha.max(axis=0) - alpha.min(axis=0)
+    keep = span > 0
+    return (alpha[:, keep] - alpha[:, keep].mean(axis=0)) / span[keep]
+
+
+def _attribute_init(attributes, s_last):
+    """e0_i = 1/n + (1/m') sum_k psi_k alpha'_{i,k}, psi = min-norm LS of s_last on alpha'."""
+    N, n = s_last.shape
+    e0 = np.full((N, n), 1.0 / n)
+    if attributes.ndim == 2:
+        A = _normalised_attributes(attributes)
+        if A.shape[1]:
+            psi = np.linalg.pinv(A) @ s_last.T  # (m', N)
+            e0 += (A @ psi).T / A.shape[1]
+        return e0
+    for r in range(N):
+        A = _normalised_attributes(attributes[r])
+        if A.shape[1]:
+            psi = np.linalg.lstsq(A, s_last[r], rcond=None)[0]
+            e0[r] += A @ psi / A.shape[1]
+    return e0
+
+
+# --------------------------------------------------------------------------------------------
+# aggregate model helpers
+# --------------------------------------------------------------------------------------------
+def _resolve_scaling(scaling, last, mean):
+    """ESE's rule: 'last' if every last total > 0, else 'mean' if every mean > 0, else None."""
+    if scaling != "auto":
+        return scaling
+    if np.all(last > 0):
+        return "last"
+    if np.all(mean > 0):
+        return "mean"
+    return None
+
+
+def _scale(A, scaling):
+    if scaling == "last":
+        return A[:, -1].copy()
+    if scaling == "mean":
+        return A.mean(axis=1)
+    return np.ones(A.shape[0])
+
+
+def _aic_orders(Z, target):
+    """AIC_k of OLS (intercept + last k columns of Z), k = 1..K, K = max(1, min(10, p, N-2))."""
+    N, p = Z.shape
+    K = max(1, min(10, p, N - 2))
+    aic = np.empty(K)
+    for k in range(1, K + 1):
+        design = np.column_stack([np.ones(N), Z[:, p - k:]])
+        coef = np.linalg.lstsq(design, target, rcond=None)[0]
+        rss = float(np.sum((target - design @ coef) ** 2))
+        aic[k - 1] = N * np.log(max(rss / N, 1e-300)) + 2 * (k + 1)
+    return aic
+
+
+def _check_scaled_training(c, scaling, what):
+    bad = ~(c > 0)
+    if bad.any():
+        raise ValueError(
+            f"scaling={scaling!r} needs a positive {what} in every training window; "
+            f"{int(bad.sum())} of {c.size} are <= 0; use scaling='auto' or None."
+        )
+
+
+def _system_count(y, n_features):
+    n_systems = 1 if y.ndim == 1 else y.shape[1]
+    if n_features % n_systems:
+        raise ValueError(
+            f"X has {n_features} columns but y has {n_systems} columns (systems); X must hold "
+            f"n_systems * n_lags columns in system-major order, as built by "
+            f"sliding_window(Y, n_lags)."
+        )
+    return n_systems, n_features // n_systems
+
+
+def _smoke_panel():
+    """Windows (125, 20) and targets (125, 4) of a small positive panel (common tests)."""
+    from ..datasets import make_interacting_systems
+
+    Y, _, _ = make_interacting_systems(4, 130, random_state=0)
+    return sliding_window(Y, 5)
+
+
+# --------------------------------------------------------------------------------------------
+# ESERegressor
+# --------------------------------------------------------------------------------------------
+class ESERegressor(RegressorMixin, BaseEstimator):
+    """Simultaneous forecasting of many interacting systems through equilibrium shares (ESE).
+
+    One regressor forecasts the aggregate (the sum over systems, from the window's totals) and
+    the forecast is split with equilibrium shares ``e``: the exponentially weighted proportions
+    ``s_tau = W_tau / sum_i W_{tau,i}`` of the window, weight ``(1 - damping) ** (p - tau)``
+    on step ``tau`` (newest weight 1), which is the exact fixed point of the paper's iterative
+    refinement. Steps whose total is not positive carry no share information; a window without
+    any gets uniform shares. The forecast of system ``i`` is ``a_hat * e_i``.
+
+    Parameters
+    ----------
+    estimator : regressor, default=None
+        Regressor of the (scaled) aggregate on its last ``aggregate_lags`` totals, fitted once
+        on all training rows. ``None`` means :class:`~sklearn.linear_model.LinearRegression`.
+    aggregate_lags : int, "aic" or None, default="aic"
+        Number ``k`` of the newest window totals fed to ``estimator`` (1 <= k <= n_lags);
+        ``None`` uses all ``n_lags``; ``"aic"`` chooses ``k`` in ``1..K``,
+        ``K = max(1, min(10, n_lags, n_samples - 2))``, by the AIC of an OLS fit with
+        intercept (ties go to the smaller ``k``).
+    scaling : {"auto", "last", "mean"} or None, default="auto"
+        Scale ``c`` dividing the aggregate features and target: the newest total (the model
+        then learns the growth ratio, the paper's Eq. 7), the window's mean total, or none.
+        ``"auto"`` is ``"last"`` if every training window's newest total is positive, else
+        ``"mean"`` if every window mean is positive, else ``None``.
+    damping : float in [0, 1], default=0.5
+        The paper's ``lambda``: 1 gives the newest proportions, 0.5 halves the weight per step
+        back, 0 gives the window mean. Data-dependent; tune it with ``TimeSeriesSplit``.
+    stop : {"converge", "ted", "cointegration"}, default="converge"
+        ``"converge"``: the closed-form fixed point (one pass, independent of ``init``).
+        ``"ted"``: iterate until ``sqrt(||s_p - e||_2 / sqrt(2)) < tol`` (``s_p`` the newest
+        valid proportions). ``"cointegration"``: iterate until statsmodels' ``coint(e,
+        s_tau)`` p-value is <= ``tol`` for every valid step (needs n_systems >= 5).
+    init : {"uniform", "zeros", "attributes"}, default="uniform"
+        Initial shares of the iterative stops: ``1/n``, zeros (the authors' released code), or
+        ``1/n`` plus a least-squares fit of the newest proportions on the normalised system
+        attributes (the paper). Ignored by ``stop="converge"``.
+    max_iter : int, default=100
+        Maximum number of refinement sweeps (iterative stops).
+    tol : float, default=None
+        Stop threshold; ``None`` means 0.1 for ``"ted"`` and a p-value of 0.05 for
+        ``"cointegration"``.
+    n_jobs : int, default=None
+        Jobs over row chunks of the iterative refinement (joblib); ``None`` means 1.
+    verbose : int, default=0
+        Progress bar over rows of the iterative refinement when positive. Nothing is random,
+        so there is no ``random_state``.
+
+    Attributes
+    ----------
+    estimator_ : regressor
+        The fitted aggregate model.
+    n_systems_ : int
+        Number of systems ``n`` (columns of ``y``; 1 for 1-D ``y``).
+    n_lags_ : int
+        Window length ``p = n_features_in_ / n_systems_``.
+    aggregate_lags_ : int
+        Number of newest totals fed to ``estimator_``.
+    scaling_ : {"last", "mean"} or None
+        The resolved scaling.
+    aic_ : ndarray of shape (K,) or None
+        AIC of the candidate orders ``1..K`` when ``aggregate_lags="aic"``.
+    system_attributes_ : ndarray of shape (n_systems, n_attributes) or None
+        Static attributes given to ``fit``, used by ``predict`` when none are passed.
+    n_features_in_ : int
+        Number of columns of ``X`` (``n_systems * n_lags``).
+    n_iter_ : int
+        Refinement sweeps run on the newest training window (1 for ``stop="converge"``, whose
+        closed form is one pass; with ``init="attributes"`` and no attributes in ``fit`` this
+        diagnostic starts from uniform shares). ``equilibrium_shares(X, return_n_iter=True)``
+        gives the sweeps of any window.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names of ``X`` when it had string column names.
+
+    See Also
+    --------
+    PerSystemRegressor : The same regressor fitted once per system (the usual baseline).
+    sliding_window : Builds ``X`` and ``y`` from a panel.
+
+    Notes
+    -----
+    Cost: O(n_samples * n_systems * n_lags) for the shares plus one fit of ``estimator``
+    (a per-system baseline needs ``n_systems`` fits). With one system (1-D ``y``), the shares
+    are 1 and ESE is ``estimator`` on the scaled newest ``k`` lags; with ``scaling=None,
+    aggregate_lags=None`` it equals ``estimator.fit(X, y)``.
+
+    References
+    ----------
+    .. [1] Xu, Song, Gao, Liu. "Once-for-All: Scalable Simultaneous Forecasting via Equilibrium
+       State Estimation". ICML 2026, arXiv:2606.13285.
+    .. [2] Gross, Sohl. "Disaggregation methods to expedite product line forecasting". Journal
+       of Forecasting 9(3), 1990.
+
+    Examples
+    --------
+    >>> from sklearn_icml26.datasets import make_interacting_systems
+    >>> from sklearn_icml26.forecasting import ESERegressor, sliding_window
+    >>> Y, attributes, equilibrium = make_interacting_systems(5, 200, random_state=0)
+    >>> X, y = sliding_window(Y, n_lags=10)
+    >>> ese = ESERegressor().fit(X[:150], y[:150])
+    >>> ese.predict(X[150:]).shape
+    (40, 5)
+    >>> bool(abs(ese.equilibrium_shares(X[150:]).sum(axis=1) - 1).max() < 1e-12)
+    True
+    """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit", "predict"]), None],
+        "aggregate_lags": [Interval(Integral, 1, None, closed="left"), StrOptions({"aic"}),
+                           None],
+        "scaling": [StrOptions({"auto", "last", "mean"}), None],
+        "damping": [Interval(Real, 0, 1, closed="both")],
+        "stop": [StrOptions({"converge", "ted", "cointegration"})],
+        "init": [StrOptions({"uniform", "zeros", "attributes"})],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="neither"), None],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(self, estimator=None, *, aggregate_lags="aic", scaling="auto", damping=0.5,
+                 stop="converge", init="uniform", max_iter=100, tol=None, n_jobs=None,
+                 verbose=0):
+        self.estimator = estimator
+        self.aggregate_lags = aggregate_lags
+        self.scaling = scaling
+        self.damping = damping
+        self.stop = stop
+        self.init = init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    @classmethod
+    def _get_test_params(cls):
+        return [{}, {"stop": "ted", "max_iter": 3}]
+
+    @classmethod
+    def _get_smoke_data(cls):
+        return _smoke_panel()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+    def _windows(self, X):
+        return X.reshape(X.shape[0], self.n_systems_, self.n_lags_)
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, system_attributes=None):
+        """Fit the aggregate model on all training windows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_systems * n_lags)
+            Windows in system-major order, oldest to newest (float; data units), as built by
+            :func:`sliding_window`.
+        y : array-like of shape (n_samples, n_systems) or (n_samples,)
+            Targets (float; data units), one column per system.
+        system_attributes : array-like of shape (n_systems, n_attributes), default=None
+            Static system attributes (float), stored for ``init="attributes"`` in ``predict``
+            (scorers call ``predict`` without metadata). Routed with
+            ``set_fit_request(system_attributes=True)``.
+
+        Returns
+        -------
+        self : ESERegressor
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If ``X``/``y`` hold NaN or infinite values, their column counts do not match
+            (``n_features`` not a multiple of ``n_systems``), ``aggregate_lags`` exceeds the
+            lags per system, a fixed ``scaling`` meets a non-positive training scale,
+            ``system_attributes`` has the wrong shape or NaN, ``damping=0`` with an iterative
+            ``stop``, or ``stop="cointegration"`` with fewer than 5 systems.
+        """
+        X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64,
+                             ensure_min_samples=2)
+        self._y_1d = y.ndim == 1
+        n_systems, n_lags = _system_count(y, X.shape[1])
+        if self.stop != "converge" and self.damping == 0:
+            raise ValueError(f"damping=0 freezes the iteration; use stop='converge' or damping > "
+                             f"0 with stop={self.stop!r}.")
+        if self.stop == "cointegration" and n_systems < 5:
+            raise ValueError(f"stop='cointegration' tests n-vectors as series and needs at least "
+                             f"5 systems; y has {n_systems}. Use stop='converge' or 'ted'.")
+        if isinstance(self.aggregate_lags, Integral) and self.aggregate_lags > n_lags:
+            raise ValueError(f"aggregate_lags={self.aggregate_lags} exceeds the {n_lags} lags "
+                             f"per system in X.")
+        self.n_systems_, self.n_lags_ = n_systems, n_lags
+        self.system_attributes_ = self._check_attributes(system_attributes, X.shape[0],
+                                                         in_fit=True)
+
+        A = self._windows(X).sum(axis=1)  # (N, p) window totals
+        target = y if y.ndim == 1 else y.sum(axis=1)
+        scaling = _resolve_scaling(self.scaling, A[:, -1], A.mean(axis=1))
+        c = _scale(A, scaling)
+        if scaling is not None:
+            _check_scaled_training(c, scaling, "last aggregate" if scaling == "last"
+                                   else "mean aggregate")
+        Z, t = A / c[:, None], target / c
+        self.aic_ = None
+        if self.aggregate_lags == "aic":
+            self.aic_ = _aic_orders(Z, t)
+            k = int(np.argmin(self.aic_)) + 1
+        elif self.aggregate_lags is None:
+            k = n_lags
+        else:
+            k = int(self.aggregate_lags)
+        self.scaling_, self.aggregate_lags_ = scaling, k
+        estimator = LinearRegression() if self.estimator is None else self.estimator
+        self.estimator_ = clone(estimator).fit(Z[:, n_lags - k:], t)
+        if self.stop == "converge":
+            self.n_iter_ = 1
+        else:  # diagnostic: sweeps needed on the newest training window
+            init = "uniform" if (self.init == "attributes" and self.system_attributes_ is None) \
+                else self.init
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                _, n_iter = self._shares(X[-1:], None, init=init, verbose=0)
+            self.n_iter_ = int(n_iter[0])
+        return self
+
+    def _check_attributes(self, attributes, n_samples, in_fit):
+        if attributes is None:
+            return None
+        try:
+            arr = np.asarray(attributes, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"system_attributes must be numeric; conversion failed: {exc}") \
+                from exc
+        n = self.n_systems_
+        expected = f"expected ({n}, m) or ({n_samples}, {n}, m)"
+        if arr.ndim == 3 and in_fit:
+            raise ValueError(f"system_attributes of shape {arr.shape} are time-varying; fit takes "
+                             f"static ones ({n}, m); pass time-varying ones to predict.")
+        if arr.ndim == 2:
+            ok = arr.shape[0] == n and arr.shape[1] >= 1
+        elif arr.ndim == 3:
+            ok = arr.shape[:2] == (n_samples, n) and arr.shape[2] >= 1
+        else:
+            ok = False
+        if not ok:
+            raise ValueError(f"system_attributes has shape {arr.shape}; {expected}.")
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            raise ValueError(f"system_attributes contains {int(bad.sum())} NaN or infinite "
+                             f"values ({int(np.isnan(arr).sum())} NaN); {expected} finite.")
+        return arr
+
+    def _shares(self, X, system_attributes, init=None, verbose=None):
+        init = self.init if init is None else init
+        verbose = self.verbose if verbose is None else verbose
+        W = self._windows(X)
+        if self.stop == "converge":
+            return _closed_form_shares(W, self.damping), np.zeros(X.shape[0], dtype=np.int64)
+        attributes = self._check_attributes(system_attributes, X.shape[0], in_fit=False)
+        if attributes is None:
+            attributes = self.system_attributes_
+        if init == "attributes" and attributes is None:
+            raise ValueError(
+                "init='attributes' needs system_attributes (n_systems, n_attributes) in fit or "
+                "(n_samples, n_systems, n_attributes) in predict; none was given."
+            )
+        tol = self.tol if self.tol is not None else (0.1 if self.stop == "ted" else 0.05)
+        N = X.shape[0]
+        n_jobs = effective_n_jobs(self.n_jobs)
+        n_chunks = min(N, max(n_jobs * 4 if n_jobs > 1 else 1, 20 if verbose else 1))
+        bounds = np.linspace(0, N, n_chunks + 1).astype(int)
+
+        def chunk(a, b):
+            Wc = W[a:b]
+            S, valid, s_last = _proportions(Wc)
+            if init == "uniform":
+                e0 = np.full(s_last.shape, 1.0 / self.n_systems_)
+            elif init == "zeros":
+                e0 = np.zeros(s_last.shape)
+            else:
+                alpha = attributes if attributes.ndim == 2 else attributes[a:b]
+                e0 = _attribute_init(alpha, s_last)
+            e, n_iter, met = _refine_shares(S, valid, s_last, e0, self.damping, self.max_iter,
+                                            self.stop, tol)
+            return _finalize_shares(e, Wc), n_iter, met
+
+        jobs = (delayed(chunk)(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True))
+        results = Parallel(n_jobs=self.n_jobs, return_as="generator")(jobs)
+        bar = progress_bar(total=N, verbose=verbose, desc="ESE shares", unit="row")
+        parts = []
+        for (a, b), res in zip(zip(bounds[:-1], bounds[1:], strict=True), results, strict=True):
+            parts.append(res)
+            bar.update(b - a)
+        bar.close()
+        e = np.concatenate([p[0] for p in parts])
+        n_iter = np.concatenate([p[1] for p in parts])
+        met = np.concatenate([p[2] for p in parts])
+        if not met.all():
+            warnings.warn(
+                f"stop={self.stop!r} not met within max_iter={self.max_iter} sweeps for "
+                f"{int((~met).sum())} of {N} rows; shares are the last iterate, renormalised.",
+                ConvergenceWarning, stacklevel=3,
+            )
+        return e, n_iter
+
+    def equilibrium_shares(self, X, system_attributes=None, return_n_iter=False):
+        """Equilibrium shares of each window.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_systems * n_lags)
+            Windows as in :meth:`fit` (float; data units).
+        system_attributes : array-like of shape (n_systems, n_attributes) or \
+(n_samples, n_systems, n_attributes), default=None
+            Attributes for ``init="attributes"`` (static or at each window's time); ``None``
+            uses those given to ``fit``.
+        return_n_iter : bool, default=False
+            Also return the number of refinement sweeps per row.
+
+        Returns
+        -------
+        shares : ndarray of shape (n_samples, n_systems)
+            float64 shares; each row sums to 1.
+        n_iter : ndarray of shape (n_samples,)
+            int sweeps run per row (0 for ``stop="converge"``); only if ``return_n_iter``.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is invalid or ``system_attributes`` is missing (``init="attributes"``)
+            or of the wrong shape.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        e, n_iter = self._shares(X, system_attributes)
+        return (e, n_iter) if return_n_iter else e
+
+    def predict(self, X, system_attributes=None):
+        """Forecast every system: the aggregate forecast times the equilibrium shares.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_systems * n_lags)
+            Windows as in :meth:`fit` (float; data units).
+        system_attributes : array-like of shape (n_systems, n_attributes) or \
+(n_samples, n_systems, n_attributes), default=None
+            Attributes for ``init="attributes"``; ``None`` uses those given to ``fit``.
+            Routed with ``set_predict_request(system_attributes=True)``.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples, n_systems) or (n_samples,)
+            float64 forecasts (data units); 1-D when ``y`` was 1-D in ``fit``.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is invalid (NaN, wrong number of columns) or the attributes are.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        e, _ = self._shares(X, system_attributes)
+        A = self._windows(X).sum(axis=1)
+        c = _scale(A, self.scaling_)
+        bad = ~(c > 0)
+        k = self.aggregate_lags_
+        safe_c = np.where(bad, 1.0, c)
+        aggregate = safe_c * np.asarray(
+            self.estimator_.predict(A[:, self.n_lags_ - k:] / safe_c[:, None]),
+            dtype=np.float64).reshape(-1)
+        if bad.any():
+            warnings.warn(
+                f"{int(bad.sum())} of {X.shape[0]} rows have a scale (scaling={self.scaling_!r})"
+                f" <= 0; their aggregate forecast is the newest total (persistence).",
+                UserWarning, stacklevel=2,
+            )
+            aggregate[bad] = A[bad, -1]
+        y_pred = aggregate[:, None] * e
+        return y_pred[:, 0] if self._y_1d else y_pred
+
+
+# --------------------------------------------------------------------------------------------
+# PerSystemRegressor
+# --------------------------------------------------------------------------------------------
+def _fit_one(estimator, Wi, yi, scaling, k):
+    """Fit one system: returns (fitted estimator, resolved scaling)."""
+    scaling = _resolve_scaling(scaling, Wi[:, -1], Wi.mean(axis=1))
+    c = _scale(Wi, scaling)
+    if scaling is not None:
+        _check_scaled_training(c, scaling, "last value" if scaling == "last" else "mean value")
+    p = Wi.shape[1]
+    return clone(estimator).fit(Wi[:, p - k:] / c[:, None], yi / c), scaling
+
+
+class PerSystemRegressor(RegressorMixin, BaseEstimator):
+    """One regressor per system on its own lags: the baseline that ESE is compared with.
+
+    System ``i``'s block of ``X`` (its window, oldest to newest) is scaled as in
+    :class:`ESERegressor` (newest value, window mean or none, resolved per system) and a clone of
+    ``estimator`` is fitted on its newest ``n_lags`` lags to predict the system's next value.
+    Unlike :class:`~sklearn.multioutput.MultiOutputRegressor`, each model sees only its own
+    system's ``n_lags`` columns.
+
+    Parameters
+    ----------
+    estimator : regressor, default=None
+        The per-system regressor; ``None`` means
+        :class:`~sklearn.linear_model.LinearRegression`.
+    n_lags : int, default=None
+        Number of newest lags of each system fed to its model (1 <= n_lags <= lags per
+        system); ``None`` uses all.
+    scaling : {"auto", "last", "mean"} or None, default="auto"
+        Per-system scale of features and target, as in :class:`ESERegressor` (``"auto"``:
+        ``"last"`` when every training window's newest value is positive, else ``"mean"`` when
+        every window mean is, else ``None``).
+    n_jobs : int, default=None
+        Jobs over systems (joblib); ``None`` means 1.
+
+    Attributes
+    ----------
+    estimators_ : list of regressor
+        The fitted per-system models (length ``n_systems_``).
+    scaling_ : list of {"last", "mean"} or None
+        The resolved scaling of each system.
+    n_systems_ : int
+        Number of systems (columns of ``y``; 1 for 1-D ``y``).
+    n_lags_ : int
+        Lags per system in ``X``.
+    n_features_in_ : int
+        Number of columns of ``X``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names of ``X`` when it had string column names.
+
+    See Also
+    --------
+    ESERegressor : One aggregate model split by equilibrium shares.
+
+    References
+    ----------
+    .. [1] Xu, Song, Gao, Liu. "Once-for-All: Scalable Simultaneous Forecasting via Equilibrium
+       State Estimation". ICML 2026, arXiv:2606.13285.
+
+    Examples
+    --------
+    >>> from sklearn_icml26.datasets import make_interacting_systems
+    >>> from sklearn_icml26.forecasting import PerSystemRegressor, sliding_window
+    >>> Y, _, _ = make_interacting_systems(4, 120, random_state=0)
+    >>> X, y = sliding_window(Y, n_lags=5)
+    >>> PerSystemRegressor(n_lags=3).fit(X, y).predict(X[-2:]).shape
+    (2, 4)
+    """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit", "predict"]), None],
+        "n_lags": [Interval(Integral, 1, None, closed="left"), None],
+        "scaling": [StrOptions({"auto", "last", "mean"}), None],
+        "n_jobs": [Integral, None],
+    }
+
+    @classmethod
+    def _get_smoke_data(cls):
+        return _smoke_panel()
+
+    def __init__(self, estimator=None, *, n_lags=None, scaling="auto", n_jobs=None):
+        self.estimator = estimator
+        self.n_lags = n_lags
+        self.scaling = scaling
+        self.n_jobs = n_jobs
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Fit one clone of ``estimator`` per system.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_systems * n_lags)
+            Windows in system-major order (float; data units), see :func:`sliding_window`.
+        y : array-like of shape (n_samples, n_systems) or (n_samples,)
+            Targets (float; data units).
+
+        Returns
+        -------
+        self : PerSystemRegressor
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If ``X``/``y`` hold NaN/inf, their column counts do not match, ``n_lags`` exceeds
+            the lags per system, or a fixed ``scaling`` meets a non-positive training scale.
+        """
+        X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64,
+                             ensure_min_samples=2)
+        self._y_1d = y.ndim == 1
+        n_systems, p = _system_count(y, X.shape[1])
+        if self.n_lags is not None and self.n_lags > p:
+            raise ValueError(f"n_lags={self.n_lags} exceeds the {p} lags per system in X.")
+        k = p if self.n_lags is None else int(self.n_lags)
+        W = X.reshape(X.shape[0], n_systems, p)
+        Y2 = y.reshape(-1, 1) if y.ndim == 1 else y
+        estimator = LinearRegression() if self.estimator is None else self.estimator
+        fitted = Parallel(n_jobs=self.n_jobs)(
+            delayed(_fit_one)(estimator, W[:, i], Y2[:, i], self.scaling, k)
+            for i in range(n_systems)
+        )
+        self.estimators_ = [f[0] for f in fitted]
+        self.scaling_ = [f[1] for f in fitted]
+        self.n_systems_, self.n_lags_, self._k = n_systems, p, k
+        return self
+
+    def predict(self, X):
+        """Forecast every system with its own model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_systems * n_lags)
+            Windows as in :meth:`fit` (float; data units).
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples, n_systems) or (n_samples,)
+            float64 forecasts; 1-D when ``y`` was 1-D in ``fit``.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is invalid (NaN, wrong number of columns).
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        W = X.reshape(X.shape[0], self.n_systems_, self.n_lags_)
+        p, k = self.n_lags_, self._k
+        out = np.empty((X.shape[0], self.n_systems_))
+        n_bad = 0
+        for i, (est, scaling) in enumerate(zip(self.estimators_, self.scaling_, strict=True)):
+            Wi = W[:, i]
+            c = _scale(Wi, scaling)
+            bad = ~(c > 0)
+            safe_c = np.where(bad, 1.0, c)
+            pred = safe_c * np.asarray(est.predict(Wi[:, p - k:] / safe_c[:, None]),
+                                       dtype=np.float64).reshape(-1)
+            pred[bad] = Wi[bad, -1]
+            n_bad += int(bad.sum())
+            out[:, i] = pred
+        if n_bad:
+            warnings.warn(f"{n_bad} (row, system) pairs have a scale <= 0; their forecast is "
+                          f"the newest value (persistence).", UserWarning, stacklevel=2)
+        return out[:, 0] if self._y_1d else out
+
+
+# --------------------------------------------------------------------------------------------
+# demo
+# --------------------------------------------------------------------------------------------
+def run_demo(data_home=None, verbose=1, fast=False):
+    """ESE on COVID-19 Victoria (319 regions) beside the random walk and per-system Ridge.
+
+    Parameters
+    ----------
+    data_home : str or path-like, default=None
+        Data home holding ``ese_xu2026/`` (see :func:`sklearn_icml26.datasets.get_data_home`).
+    verbose : int, default=1
+        Progress bar over the methods when positive.
+    fast : bool, default=False
+        Use the 20-region level instead of 319 regions.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        Columns ``method, dataset, metric, value, anchor, anchor_value, seconds``.
+    """
+    import pandas as pd
+    from sklearn.linear_model import RidgeCV
+
+    from ..datasets import load_ese_covid_victoria
+    from ..utils._registry import DEMO_COLUMNS
+
+    level = 20 if fast else 320
+    bunch = load_ese_covid_victoria(level=level, data_home=data_home)
+    Y = bunch.data.to_numpy(dtype=np.float64)
+    p = 100
+    X, y = sliding_window(Y, p)
+    n_test = round(0.1 * Y.shape[0])
+    Xtr, ytr, Xte, yte = X[:-n_test], y[:-n_test], X[-n_test:], y[-n_test:]
+
+    def rmse(pred):
+        return float(np.mean(np.sqrt(np.mean((pred - yte) ** 2, axis=0))))
+
+    alphas = np.logspace(-6, 3, 10)
+    methods = {
+        "ESERegressor": lambda: ESERegressor(),
+        "ESERegressor(RidgeCV)": lambda: ESERegressor(RidgeCV(alphas=alphas), aggregate_lags=14),
+        "PerSystemRegressor(RidgeCV)": lambda: PerSystemRegressor(RidgeCV(alphas=alphas),
+                                                                  n_lags=14),
+    }
+    rw = rmse(Xte.reshape(n_test, Y.shape[1], p)[:, :, -1])
+    dataset = f"COVID-Victoria-{Y.shape[1]}"
+    rows = []
+    for name in progress_bar(methods, verbose=verbose, desc="ESE demo"):
+        start = time.perf_counter()
+        pred = methods[name]().fit(Xtr, ytr).predict(Xte)
+        rows.append({"method": name, "dataset": dataset, "metric": "RMSE", "value": rmse(pred),
+                     "anchor": "random walk", "anchor_value": rw,
+                     "seconds": time.perf_counter() - start})
+    return pd.DataFrame(rows, columns=DEMO_COLUMNS)
