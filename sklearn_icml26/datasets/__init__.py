@@ -19,3 +19,7 @@ from ._ese import (  # noqa: E402
 
 __all__ += ["load_ese_covid_victoria", "load_ese_exchange_rates", "load_ese_synthetic",
             "make_interacting_systems"]
+
+from ._longitudinal import load_btheb, load_respiratory, make_longitudinal_rct  # noqa: E402
+
+__all__ += ["load_btheb", "load_respiratory", "make_longitudinal_rct"]

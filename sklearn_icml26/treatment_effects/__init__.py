@@ -1,3 +1,5 @@
 """treatment_effects estimators (see DESIGN.md)."""
 
-__all__ = []
+from ._dynamic_ra import LinearGaussianTransition, LongitudinalRegressionAdjuster, panel_to_arrays
+
+__all__ = ["LinearGaussianTransition", "LongitudinalRegressionAdjuster", "panel_to_arrays"]
