@@ -377,11 +377,11 @@ def make_interacting_systems(n_systems=10, n_timesteps=1000, n_attributes=2,
     Returns
     -------
     Y : ndarray of shape (n_timesteps, n_systems)
-        float64 panel, every value > 0.
+        Float64 panel, every value > 0.
     attributes : ndarray of shape (n_systems, n_attributes)
-        float64 static attributes ``A``.
+        Float64 static attributes ``A``.
     equilibrium : ndarray of shape (n_systems,)
-        float64 equilibrium shares ``softmax(eta)`` (sum to 1).
+        Float64 equilibrium shares ``softmax(eta)`` (sum to 1).
 
     Raises
     ------

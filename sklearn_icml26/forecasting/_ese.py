@@ -95,12 +95,12 @@ def sliding_window(Y, n_lags, horizon=1):
     Returns
     -------
     X : ndarray or DataFrame of shape (n_windows, n_systems * n_lags)
-        float64; ``X[r, i * n_lags + k] = Y[r + k, i]`` (system-major, oldest to newest), so
+        Float64; ``X[r, i * n_lags + k] = Y[r + k, i]`` (system-major, oldest to newest), so
         ``X.reshape(n_windows, n_systems, n_lags)`` is a view. ``n_windows = n_timesteps -
         n_lags - horizon + 1``. Pandas columns are ``f"{col}_lag{j}"`` (``_lag1`` newest),
         indexed by the target's labels.
     y : ndarray or DataFrame of shape (n_windows, n_systems) or (n_windows,)
-        float64 targets; 1-D (or a Series) when ``Y`` was.
+        Float64 targets; 1-D (or a Series) when ``Y`` was.
 
     Raises
     ------
@@ -171,7 +171,7 @@ def last_window(Y, n_lags):
     Returns
     -------
     X : ndarray or DataFrame of shape (1, n_systems * n_lags)
-        float64, laid out as the rows of :func:`sliding_window`; ``est.predict(X)`` forecasts
+        Float64, laid out as the rows of :func:`sliding_window`; ``est.predict(X)`` forecasts
         time ``n_timesteps - 1 + horizon``.
 
     Raises
@@ -726,9 +726,9 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         Returns
         -------
         shares : ndarray of shape (n_samples, n_systems)
-            float64 shares; each row sums to 1.
+            Float64 shares; each row sums to 1.
         n_iter : ndarray of shape (n_samples,)
-            int sweeps run per row (0 for ``stop="converge"``); only if ``return_n_iter``.
+            Sweeps run per row (int) (0 for ``stop="converge"``); only if ``return_n_iter``.
 
         Raises
         ------
@@ -756,7 +756,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         Returns
         -------
         y_pred : ndarray of shape (n_samples, n_systems) or (n_samples,)
-            float64 forecasts (data units); 1-D when ``y`` was 1-D in ``fit``.
+            Float64 forecasts (data units); 1-D when ``y`` was 1-D in ``fit``.
 
         Raises
         ------
@@ -930,7 +930,7 @@ class PerSystemRegressor(RegressorMixin, BaseEstimator):
         Returns
         -------
         y_pred : ndarray of shape (n_samples, n_systems) or (n_samples,)
-            float64 forecasts; 1-D when ``y`` was 1-D in ``fit``.
+            Float64 forecasts; 1-D when ``y`` was 1-D in ``fit``.
 
         Raises
         ------
