@@ -23,3 +23,13 @@ __all__ += ["load_ese_covid_victoria", "load_ese_exchange_rates", "load_ese_synt
 from ._longitudinal import load_btheb, load_respiratory, make_longitudinal_rct  # noqa: E402
 
 __all__ += ["load_btheb", "load_respiratory", "make_longitudinal_rct"]
+
+from ._single_cell import (  # noqa: E402
+    load_krumsiek11,
+    load_paul15,
+    make_branching_trajectory,
+    make_hierarchical_blobs,
+)
+
+__all__ += ["load_krumsiek11", "load_paul15", "make_branching_trajectory",
+            "make_hierarchical_blobs"]

@@ -1,3 +1,6 @@
 """lineage estimators (see DESIGN.md)."""
 
-__all__ = []
+from ._hdtree import HDTreeLineage
+from ._preprocessing import make_count_pipeline
+
+__all__ = ["HDTreeLineage", "make_count_pipeline"]

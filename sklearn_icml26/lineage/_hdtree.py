@@ -1,0 +1,889 @@
+"""HDTree: lineage trees from single-cell data with a hierarchical codebook (ICML 2026).
+
+Section numbers (§) refer to the method's spec (``shared/specs/hdtree.md``).
+"""
+
+import math
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import torch
+from scipy.sparse import coo_matrix, csr_matrix
+from scipy.sparse.csgraph import connected_components, dijkstra, minimum_spanning_tree
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    ClusterMixin,
+    TransformerMixin,
+    _fit_context,
+)
+from sklearn.cluster import KMeans
+from sklearn.decomposition import PCA
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.neighbors import NearestNeighbors
+from sklearn.utils import Bunch, check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..base import TorchEstimatorMixin
+from ._hdtree_module import (
+    Embedder64,
+    HDTreeLoss,
+    HDTreeModule,
+    StageCallback,
+    level_offset,
+    route,
+)
+
+__all__ = ["HDTreeLineage"]
+
+
+def _check_stage_fractions(value):
+    try:
+        fractions = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    return (fractions.shape == (3,) and np.all(fractions >= 0) and fractions[0] > 0
+            and abs(fractions.sum() - 1) < 1e-6)
+
+
+def _has_decoder(estimator):
+    return bool(getattr(estimator, "fit_decoder", False))
+
+
+class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, ClusterMixin,
+                    TransformerMixin, BaseEstimator):
+    """Lineage tree of cell states from a hierarchical binary codebook (HDTree).
+
+    An MLP encoder maps every row (cell) to a 2-D embedding trained with a soft contrastive
+    loss against mixtures of nearest neighbours; a binary codebook with ``2**(l+1)`` codes at
+    level ``l`` is fitted on the embedding level by level (each row is routed to the nearer of
+    the two children of its code at the previous level); a DDPM decoder conditioned on the
+    row's code path generates cells per branch. One fit gives flat clusters at any ``k``
+    (:meth:`cut`), the code tree (:meth:`dendrogram`), a pseudotime along the tree
+    (:meth:`predict_pseudotime`), lineage paths, a 2-D map (:meth:`transform`) and a generator
+    (:meth:`sample`, :meth:`reconstruct`). The tree, clusters and pseudotime never depend on
+    the decoder.
+
+    Training has three stages over ``max_epochs`` passes: (1) encoder with the soft
+    contrastive loss; (2) the encoder is frozen, the embedding is standardised, the codebook
+    is initialised and trained with the hierarchical quantisation loss while the decoder
+    learns to denoise; (3) the decoder alone. Stage switching, the learning-rate schedule
+    (5 warm-up epochs, then cosine to 0) and the EMA of the decoder are skorch callbacks.
+
+    Parameters
+    ----------
+    n_components : int, default=2
+        Dimension ``m`` of the embedding and of the codes.
+    n_levels : int, default=6
+        Number of codebook levels ``L``; level ``l`` holds ``2**(l+1)`` codes, so there are
+        ``2**(L+1) - 2`` codes and ``2**L`` at the deepest level.
+    n_clusters : int or None, default=None
+        Number of flat clusters of ``labels_`` and :meth:`predict` (the tree cut of
+        :meth:`cut`); ``None`` uses the deepest-level codes that hold training rows.
+    hidden_size : int, default=256
+        Width ``h`` of the encoder's hidden layers.
+    n_layers : int, default=3
+        Number of hidden ``h x h`` blocks of the encoder.
+    latent_dim : int, default=128
+        Dimension of the encoder's latent ``z``.
+    head_size : int, default=128
+        Width of the projection head from ``z`` to the embedding.
+    n_neighbors : int, default=10
+        Number ``K`` of nearest neighbours (in PCA space) mixed into the positives.
+    pca_components : int, default=50
+        Dimensions of the PCA in which neighbours are searched (capped at
+        ``min(n_features, n_samples - 1)``).
+    nu : float, default=0.2
+        Degrees of freedom of the Student-t kernel of the contrastive loss.
+    exaggeration : float, default=2.0
+        Weight of the attraction term of the contrastive loss.
+    codebook_init : {"kmeans", "random"}, default="kmeans"
+        Codebook initialisation at stage 2: recursive 2-means, level by level, on the
+        training embedding, or standard normal codes.
+    ec_weight : float, default=2.0
+        Weight of the reverse (code-to-nearest-row) quantisation term.
+    fit_decoder : bool, default=True
+        Train the DDPM decoder (stage 3 and the decoder part of stage 2); ``False`` skips it
+        and removes :meth:`sample` and :meth:`reconstruct`. Stages 1-2 then share all epochs.
+    n_timesteps : int, default=200
+        Number of diffusion steps ``T``; the linear beta schedule is rescaled by ``1000 / T``.
+    decoder_width : int, default=512
+        Hidden width ``M`` of the denoiser's blocks.
+    ema_decay : float, default=0.999
+        Upper bound of the decay of the denoiser's exponential moving average used to sample.
+    pseudotime_level : int or None, default=None
+        Level of the codes whose graph carries the pseudotime; ``None`` is the deepest level.
+    graph_neighbors : int, default=3
+        Neighbours per code in the pseudotime graph.
+    max_epochs : int, default=300
+        Passes over the training rows, all stages together.
+    stage_fractions : tuple of 3 float, default=(0.5, 0.2, 0.3)
+        Shares of ``max_epochs`` given to stages 1, 2 and 3 (non-negative, summing to 1, the
+        first positive).
+    batch_size : int, default=512
+        Mini-batch size (``-1``: full batch); batches of fewer than 2 rows are skipped.
+    lr : float, default=5e-3
+        Peak learning rate.
+    optimizer : {"adamw", "adam", "sgd", "rmsprop"} or torch optimizer class, default="adamw"
+        Optimizer.
+    precision : {"float32", "float64"}, default="float32"
+        Floating point precision of the torch module.
+    device : str, default="cpu"
+        Torch device.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the network, the positives, the codebook initialisation and the noise.
+    verbose : int, default=0
+        ``1`` prints skorch's epoch table with the stage; ``2`` also shows a progress bar
+        per epoch.
+
+    Attributes
+    ----------
+    n_features_in_ : int
+        Number of input features.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Input column names, when ``X`` had string column names.
+    feature_mean_ : ndarray of shape (n_features_in_,)
+        Per-feature mean used to standardise the input.
+    feature_scale_ : ndarray of shape (n_features_in_,)
+        Per-feature standard deviation used to standardise the input (1 for constant
+        features).
+    embedding_ : ndarray of shape (n_samples, n_components)
+        Scaled embedding ê of the training rows.
+    embedding_mean_ : ndarray of shape (n_components,)
+        Mean of the raw embedding after stage 1.
+    embedding_scale_ : ndarray of shape (n_components,)
+        Standard deviation of the raw embedding after stage 1.
+    paths_ : ndarray of shape (n_samples, n_levels)
+        Global code id of each training row at each level.
+    labels_ : ndarray of shape (n_samples,)
+        Flat cluster of each training row (see ``n_clusters``), 0 to k-1.
+    code_embeddings_ : ndarray of shape (n_codes, n_components)
+        The codebook in ê-space; code ``j`` of level ``l`` has global id ``2**(l+1) - 2 + j``.
+    tree_ : Bunch
+        ``parent`` (n_codes,) parent id (-1 at level 0, whose parent is a virtual root),
+        ``level`` (n_codes,), ``count`` (n_codes,) training rows routed through the code and
+        ``children`` (n_codes, 2) child ids (-1 at the deepest level).
+    root_code_ : int
+        Code (at the pseudotime level) where the pseudotime starts.
+    pseudotime_ : ndarray of shape (n_samples,)
+        Pseudotime of the training rows in [0, 1].
+    lineage_paths_ : dict of int to list of int
+        For each terminal code of the pseudotime graph, the code ids from the root to it.
+    lineage_graph_ : scipy.sparse.csr_matrix of shape (n_codes, n_codes)
+        Symmetric pseudotime graph over codes (edge weight = distance of the codes).
+    neighbors_ : ndarray of shape (n_samples, n_neighbors)
+        Nearest neighbours of each training row used for the positives.
+    net_ : skorch.NeuralNet
+        The trained net; ``net_.history`` records the stage and loss of each epoch.
+    n_iter_ : int
+        Number of epochs run.
+
+    See Also
+    --------
+    sklearn.cluster.AgglomerativeClustering : Ward's hierarchical clustering.
+
+    References
+    ----------
+    .. [1] Zang, Z. et al. "HDTree: Generative Modeling of Cellular Hierarchies for Robust
+       Lineage Inference", ICML 2026, arXiv:2506.23287.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_icml26.lineage import HDTreeLineage
+    >>> from sklearn_icml26.datasets import make_hierarchical_blobs
+    >>> X, y, parent = make_hierarchical_blobs(n_samples=60, random_state=0)
+    >>> model = HDTreeLineage(n_levels=3, n_clusters=4, hidden_size=16, n_layers=1,
+    ...                       latent_dim=8, head_size=8, fit_decoder=False, max_epochs=5,
+    ...                       batch_size=32, random_state=0).fit(X)
+    >>> model.labels_.shape, model.paths_.shape, model.transform(X).shape
+    ((60,), (60, 3), (60, 2))
+    """
+
+    _parameter_constraints = {
+        **TorchEstimatorMixin._torch_parameter_constraints,
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_levels": [Interval(Integral, 1, 16, closed="both")],
+        "n_clusters": [Interval(Integral, 1, None, closed="left"), None],
+        "hidden_size": [Interval(Integral, 1, None, closed="left")],
+        "n_layers": [Interval(Integral, 0, None, closed="left")],
+        "latent_dim": [Interval(Integral, 1, None, closed="left")],
+        "head_size": [Interval(Integral, 1, None, closed="left")],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "pca_components": [Interval(Integral, 1, None, closed="left")],
+        "nu": [Interval(Real, 0, None, closed="neither")],
+        "exaggeration": [Interval(Real, 0, None, closed="left")],
+        "codebook_init": [StrOptions({"kmeans", "random"})],
+        "ec_weight": [Interval(Real, 0, None, closed="left")],
+        "fit_decoder": ["boolean"],
+        "n_timesteps": [Interval(Integral, 2, None, closed="left")],
+        "decoder_width": [Interval(Integral, 1, None, closed="left")],
+        "ema_decay": [Interval(Real, 0, 1, closed="both")],
+        "pseudotime_level": [Interval(Integral, 0, None, closed="left"), None],
+        "graph_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "stage_fractions": ["array-like"],
+    }
+
+    def __init__(self, n_components=2, n_levels=6, n_clusters=None, *, hidden_size=256,
+                 n_layers=3, latent_dim=128, head_size=128, n_neighbors=10, pca_components=50,
+                 nu=0.2, exaggeration=2.0, codebook_init="kmeans", ec_weight=2.0,
+                 fit_decoder=True, n_timesteps=200, decoder_width=512, ema_decay=0.999,
+                 pseudotime_level=None, graph_neighbors=3, max_epochs=300,
+                 stage_fractions=(0.5, 0.2, 0.3), batch_size=512, lr=5e-3, optimizer="adamw",
+                 precision="float32", device="cpu", random_state=None, verbose=0):
+        self.n_components = n_components
+        self.n_levels = n_levels
+        self.n_clusters = n_clusters
+        self.hidden_size = hidden_size
+        self.n_layers = n_layers
+        self.latent_dim = latent_dim
+        self.head_size = head_size
+        self.n_neighbors = n_neighbors
+        self.pca_components = pca_components
+        self.nu = nu
+        self.exaggeration = exaggeration
+        self.codebook_init = codebook_init
+        self.ec_weight = ec_weight
+        self.fit_decoder = fit_decoder
+        self.n_timesteps = n_timesteps
+        self.decoder_width = decoder_width
+        self.ema_decay = ema_decay
+        self.pseudotime_level = pseudotime_level
+        self.graph_neighbors = graph_neighbors
+        self.max_epochs = max_epochs
+        self.stage_fractions = stage_fractions
+        self.batch_size = batch_size
+        self.lr = lr
+        self.optimizer = optimizer
+        self.precision = precision
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # -- test settings --
+    @classmethod
+    def _get_test_params(cls):
+        return [dict(n_levels=3, hidden_size=16, n_layers=1, latent_dim=8, head_size=8,
+                     n_neighbors=3, pca_components=5, n_timesteps=10, decoder_width=16,
+                     max_epochs=6, batch_size=32, random_state=0)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        return tags
+
+    # -- adapter hooks --
+    def _build_module(self, n_features_in, n_outputs):
+        return HDTreeModule(
+            n_features_in, hidden_size=self.hidden_size, n_layers=self.n_layers,
+            latent_dim=self.latent_dim, head_size=self.head_size,
+            n_components=self.n_components, n_levels=self.n_levels,
+            fit_decoder=self.fit_decoder, n_timesteps=self.n_timesteps,
+            decoder_width=self.decoder_width,
+        )
+
+    def _build_criterion(self):
+        return HDTreeLoss(self.nu, self.exaggeration, self.ec_weight, self.n_levels)
+
+    def _build_callbacks(self):
+        state = self._fit_state
+        callbacks = [("hdtree_stages", StageCallback(
+            state["X"], state["neighbors"], state["stage_epochs"], state["seed"],
+            state["init_codebook"], self.ema_decay,
+        ))]
+        if self.verbose >= 2:
+            from skorch.callbacks import ProgressBar
+
+            callbacks.append(("progress", ProgressBar()))
+        return callbacks
+
+    # -- fitting --
+    def _stage_epochs(self):
+        f1, f2, f3 = (float(f) for f in self.stage_fractions)
+        total = self.max_epochs
+        if not self.fit_decoder:
+            e1 = max(1, round(total * f1 / (f1 + f2)))
+            return (e1, total - e1, 0)
+        e1 = max(1, round(total * f1))
+        e2 = min(round(total * f2), total - e1)
+        return (e1, e2, total - e1 - e2)
+
+    def _init_codebook(self, e_hat, seed):
+        rng = np.random.default_rng(seed)
+        n_codes = 2 ** (self.n_levels + 1) - 2
+        m = e_hat.shape[1]
+        if self.codebook_init == "random":
+            return rng.standard_normal((n_codes, m))
+        codes = np.zeros((n_codes, m))
+        local = np.zeros(len(e_hat), dtype=np.int64)
+        for level in range(self.n_levels):
+            off = level_offset(level)
+            n_parents = 1 if level == 0 else 2 ** level
+            for parent in range(n_parents):
+                rows = e_hat if level == 0 else e_hat[local == parent]
+                first = 2 * parent
+                if len(np.unique(rows, axis=0)) >= 2:
+                    km = KMeans(2, n_init=10, random_state=int(rng.integers(2**31 - 1)))
+                    codes[off + first:off + first + 2] = km.fit(rows).cluster_centers_
+                else:
+                    centre = (np.zeros(m) if level == 0
+                              else codes[level_offset(level - 1) + parent])
+                    codes[off + first:off + first + 2] = (
+                        centre + 0.005 * rng.standard_normal((2, m)))
+            # route to this level's codes (the nearer of the two children)
+            first = 2 * local if level > 0 else np.zeros_like(local)
+            d0 = ((e_hat - codes[off + first]) ** 2).sum(1)
+            d1 = ((e_hat - codes[off + first + 1]) ** 2).sum(1)
+            local = np.where(d1 < d0, first + 1, first)
+        return codes
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, *, root_mask=None):
+        """Train the encoder, codebook and decoder, then build the tree and the pseudotime.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows (cells x features, e.g. log-normalised, scaled genes), float.
+        y : None
+            Ignored.
+        root_mask : array-like of bool of shape (n_samples,), default=None
+            Rows marking early cells; the pseudotime starts at their most frequent code.
+            ``None`` starts at the code nearest the embedding's origin (arbitrary). Routed
+            as fit metadata (``set_fit_request(root_mask=True)``).
+
+        Returns
+        -------
+        self : HDTreeLineage
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` holds NaN/inf or fewer than ``n_neighbors + 1`` rows, if ``n_clusters``
+            exceeds the ``2**n_levels`` deepest codes, if ``pseudotime_level`` is not below
+            ``n_levels`` or if ``root_mask`` is not a boolean vector of length ``n_samples``
+            or is all False.
+        """
+        X = validate_data(self, X, dtype=np.float64)
+        n, n_features = X.shape
+        if n < self.n_neighbors + 1:
+            raise ValueError(
+                f"HDTreeLineage needs n_samples >= {self.n_neighbors + 1} for "
+                f"n_neighbors={self.n_neighbors}; got n_samples={n}."
+            )
+        self._check_n_clusters(self.n_clusters)
+        if self.pseudotime_level is not None and self.pseudotime_level >= self.n_levels:
+            raise ValueError(
+                f"pseudotime_level must be in [0, n_levels - 1] = [0, {self.n_levels - 1}]; "
+                f"got pseudotime_level={self.pseudotime_level}."
+            )
+        if not _check_stage_fractions(self.stage_fractions):
+            raise ValueError(
+                "stage_fractions must be 3 non-negative shares of max_epochs summing to 1, "
+                f"the first > 0; got {self.stage_fractions!r}."
+            )
+        root_mask = self._check_root_mask(root_mask, n)
+
+        self.feature_mean_ = X.mean(axis=0)
+        scale = X.std(axis=0)
+        scale[~(scale > 1e-12 * np.maximum(1.0, np.abs(self.feature_mean_)))] = 1.0
+        self.feature_scale_ = scale
+        Xs = (X - self.feature_mean_) / self.feature_scale_
+
+        rs = check_random_state(self.random_state)
+        seed = int(rs.randint(np.iinfo(np.int32).max))
+        n_pca = min(self.pca_components, n_features, n - 1)
+        Z = PCA(n_pca, random_state=seed).fit_transform(Xs) if n_pca < n_features else Xs
+        self.neighbors_ = NearestNeighbors(n_neighbors=self.n_neighbors).fit(Z).kneighbors(
+            return_distance=False)
+
+        self._fit_state = {
+            "X": self._as_input(Xs), "neighbors": self.neighbors_,
+            "stage_epochs": self._stage_epochs(), "seed": seed,
+            "init_codebook": lambda e_hat: self._init_codebook(e_hat, seed + 1),
+        }
+        flush = torch.set_flush_denormal(True)
+        try:
+            self._fit_net(Xs, np.arange(n, dtype=np.int64))
+        finally:
+            if flush:
+                torch.set_flush_denormal(False)
+            del self._fit_state
+        module = self.net_.module_
+        if module.fit_decoder:
+            lo, hi = Xs.min(axis=0), Xs.max(axis=0)
+            module.clip_lo.copy_(torch.as_tensor(lo - 0.1 * (hi - lo)))
+            module.clip_hi.copy_(torch.as_tensor(hi + 0.1 * (hi - lo)))
+        self._n_features_out = self.n_components
+        self.embedding_mean_ = module.emb_mean.detach().cpu().double().numpy()
+        self.embedding_scale_ = module.emb_scale.detach().cpu().double().numpy()
+        self.code_embeddings_ = module.codebook.detach().cpu().double().numpy()
+        self._embedder = Embedder64(module)
+        self.embedding_ = self._forward_numpy(Xs, module=self._embedder)
+        self.paths_ = route(self.embedding_, self.code_embeddings_, self.n_levels)
+        self._build_tree()
+        if len(np.unique(self.paths_[:, 0])) < 2:
+            warnings.warn(
+                "HDTreeLineage: every training row sits on one level-0 code (tree collapsed); "
+                "train longer or check the input scaling.", ConvergenceWarning, stacklevel=2)
+        self._leaves, self._leaf_labels = self._cut_leaves(self.n_clusters)
+        self.labels_ = self._labels_from_paths(self.paths_, self._leaves, self._leaf_labels)
+        self._fit_pseudotime(root_mask)
+        return self
+
+    def _check_n_clusters(self, n_clusters):
+        if n_clusters is None:
+            return
+        if n_clusters > 2**self.n_levels:
+            raise ValueError(
+                f"n_clusters={n_clusters} exceeds the 2**n_levels={2**self.n_levels} deepest "
+                "codes; raise n_levels."
+            )
+        if math.isqrt(n_clusters) + 2 > self.n_levels - 1:
+            warnings.warn(
+                f"n_clusters={n_clusters} would be cut from level "
+                f"{math.isqrt(n_clusters) + 2} but the deepest level is {self.n_levels - 1}; "
+                "cutting from the deepest level (raise n_levels for a finer tree).",
+                UserWarning, stacklevel=3)
+
+    @staticmethod
+    def _check_root_mask(root_mask, n):
+        if root_mask is None:
+            return None
+        mask = np.asarray(root_mask)
+        if mask.dtype != bool or mask.shape != (n,):
+            raise ValueError(
+                f"root_mask must be a boolean array of shape ({n},) (one flag per row of X); "
+                f"got shape {mask.shape} and dtype {mask.dtype}."
+            )
+        if not mask.any():
+            raise ValueError("root_mask must mark at least one row as early; got all False.")
+        return mask
+
+    # -- the tree --
+    def _build_tree(self):
+        L = self.n_levels
+        n_codes = 2 ** (L + 1) - 2
+        level = np.concatenate([np.full(2 ** (l + 1), l) for l in range(L)])
+        local = np.arange(n_codes) - (2 ** (level + 1) - 2)
+        parent = np.where(level == 0, -1, 2**level - 2 + local // 2)
+        children = np.full((n_codes, 2), -1, dtype=np.int64)
+        inner = level < L - 1
+        first = 2 ** (level[inner] + 2) - 2 + 2 * local[inner]
+        children[inner] = np.stack([first, first + 1], axis=1)
+        count = np.zeros(n_codes, dtype=np.int64)
+        for l in range(L):
+            count += np.bincount(self.paths_[:, l], minlength=n_codes)
+        self.tree_ = Bunch(parent=parent.astype(np.int64), level=level.astype(np.int64),
+                           count=count, children=children)
+
+    def _cut_leaves(self, n_clusters):
+        """Leaves (global ids) of the cut to ``n_clusters`` and their labels (§2.9)."""
+        L = self.n_levels
+        tree = self.tree_
+        if n_clusters is None:
+            lstar = L - 1
+        else:
+            lstar = min(math.isqrt(n_clusters) + 2, L - 1)
+        leaves = set(range(level_offset(lstar), level_offset(lstar + 1)))
+        if n_clusters is not None:
+            while len(leaves) > n_clusters:
+                candidates = []
+                for code in leaves:
+                    if tree.level[code] < 1:
+                        continue
+                    sibling = code + 1 if (code - level_offset(tree.level[code])) % 2 == 0 \
+                        else code - 1
+                    if sibling in leaves:
+                        candidates.append((tree.count[code], -tree.level[code], code, sibling))
+                if not candidates:
+                    break
+                _, _, code, sibling = min(candidates)
+                leaves -= {code, sibling}
+                leaves.add(int(tree.parent[code]))
+        leaves = np.array(sorted(leaves), dtype=np.int64)
+        order = sorted(range(len(leaves)), key=lambda i: (tree.count[leaves[i]] == 0, leaves[i]))
+        labels = np.empty(len(leaves), dtype=np.int64)
+        labels[order] = np.arange(len(leaves))
+        if n_clusters == 1 and len(leaves) == 2:  # both level-0 codes: one cluster
+            labels[:] = 0
+        return leaves, labels
+
+    def _labels_from_paths(self, paths, leaves, leaf_labels):
+        label_of_code = np.full(2 ** (self.n_levels + 1) - 2, -1, dtype=np.int64)
+        label_of_code[leaves] = leaf_labels
+        return label_of_code[paths].max(axis=1)
+
+    def _leaf_of_paths(self, paths, leaves):
+        is_leaf = np.zeros(2 ** (self.n_levels + 1) - 2, dtype=bool)
+        is_leaf[leaves] = True
+        hit = is_leaf[paths]
+        return paths[np.arange(len(paths)), hit.argmax(axis=1)]
+
+    # -- pseudotime (§2.10) ---------------------------------------------------------------------
+    def _pt_level(self):
+        return self.n_levels - 1 if self.pseudotime_level is None else self.pseudotime_level
+
+    def _fit_pseudotime(self, root_mask):
+        codes = self.paths_[:, self._pt_level()]
+        nodes = np.unique(codes)
+        C = self.code_embeddings_[nodes]
+        n_nodes, n_codes = len(nodes), len(self.code_embeddings_)
+        D = np.sqrt(((C[:, None] - C[None]) ** 2).sum(-1))
+        W = np.zeros_like(D)
+        if n_nodes > 1:
+            k = min(self.graph_neighbors, n_nodes - 1)
+            nearest = np.argsort(D + np.diag(np.full(n_nodes, np.inf)), axis=1)[:, :k]
+            rows = np.repeat(np.arange(n_nodes), k)
+            W[rows, nearest.ravel()] = D[rows, nearest.ravel()]
+            W = np.maximum(W, W.T)
+            n_comp, _ = connected_components(csr_matrix(W > 0), directed=False)
+            if n_comp > 1:
+                mst = minimum_spanning_tree(csr_matrix(D + 1e-12 * (D == 0))).toarray()
+                mst = np.maximum(mst, mst.T)
+                W = np.where(W > 0, W, mst)
+        W = np.where(W > 0, np.maximum(W, 1e-12), 0.0)
+        self._pt_nodes = nodes
+        self._pt_graph = csr_matrix(W)
+        full = coo_matrix(W)
+        self.lineage_graph_ = csr_matrix(
+            (full.data, (nodes[full.row], nodes[full.col])), shape=(n_codes, n_codes))
+        if root_mask is not None:
+            root = int(np.bincount(codes[root_mask]).argmax())
+        else:
+            root = int(nodes[np.argmin((C**2).sum(1))])
+        self.root_code_ = root
+        raw, pred = self._raw_pseudotime(self.embedding_, codes, root)
+        self._pt_scale = float(raw.max()) if raw.max() > 0 else 1.0
+        self.pseudotime_ = raw / self._pt_scale
+        # terminal codes precede no code: their root -> terminal paths
+        reached = pred >= 0
+        is_pred = np.zeros(n_nodes, dtype=bool)
+        is_pred[pred[reached]] = True
+        self.lineage_paths_ = {}
+        root_idx = int(np.searchsorted(nodes, root))
+        for t in np.flatnonzero(reached & ~is_pred):
+            path = [int(t)]
+            while path[-1] != root_idx:
+                path.append(int(pred[path[-1]]))
+            self.lineage_paths_[int(nodes[t])] = [int(nodes[i]) for i in path[::-1]]
+
+    def _raw_pseudotime(self, e_hat, codes, root):
+        nodes = self._pt_nodes
+        root_idx = int(np.searchsorted(nodes, root))
+        T, pred = dijkstra(self._pt_graph, indices=root_idx, return_predecessors=True)
+        # rows on codes outside the graph go to the nearest graph code
+        idx = np.searchsorted(nodes, codes).clip(max=len(nodes) - 1)
+        outside = nodes[idx] != codes
+        if outside.any():
+            C = self.code_embeddings_[nodes]
+            own = self.code_embeddings_[codes[outside]]
+            idx[outside] = ((own[:, None] - C[None]) ** 2).sum(-1).argmin(1)
+        T = np.where(np.isfinite(T), T, 0.0)
+        c = self.code_embeddings_[nodes[idx]]
+        p_idx = pred[idx]
+        has_pred = p_idx >= 0
+        direction = np.zeros_like(c)
+        p = self.code_embeddings_[nodes[p_idx[has_pred]]]
+        diff = c[has_pred] - p
+        direction[has_pred] = diff / np.maximum(np.linalg.norm(diff, axis=1, keepdims=True),
+                                                1e-12)
+        proj = ((e_hat - c) * direction).sum(1)
+        pt = np.where(has_pred, np.maximum(0.0, T[idx] + proj), 0.0)
+        return pt, pred
+
+    # -- public methods --
+    def _standardise(self, X):
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return (X - self.feature_mean_) / self.feature_scale_
+
+    def transform(self, X):
+        """Scaled 2-D embedding ê of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to embed.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components)
+            Embedding in the codebook's space, float64.
+        """
+        check_is_fitted(self)
+        return self._forward_numpy(self._standardise(X), module=self._embedder)
+
+    def apply(self, X):
+        """Code path of each row: its global code id at every level.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to route.
+
+        Returns
+        -------
+        paths : ndarray of shape (n_samples, n_levels)
+            Global code ids, int64; ``paths[:, l]`` is a child of ``paths[:, l - 1]``.
+        """
+        check_is_fitted(self)
+        return route(self.transform(X), self.code_embeddings_, self.n_levels)
+
+    def predict(self, X):
+        """Flat cluster of each row (the cut of ``n_clusters``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to assign.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Cluster labels, int64 (labels of training rows are 0 to k-1).
+        """
+        check_is_fitted(self)
+        return self._labels_from_paths(self.apply(X), self._leaves, self._leaf_labels)
+
+    def cut(self, n_clusters, X=None):
+        """Flat clusters from cutting the code tree to ``n_clusters`` leaves.
+
+        Parameters
+        ----------
+        n_clusters : int
+            Number of clusters; at most ``2**n_levels``.
+        X : array-like of shape (n_samples, n_features), default=None
+            Rows to assign; ``None`` uses the training rows.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Cluster labels, int64; training rows get 0 to k-1 (k <= n_clusters).
+
+        Raises
+        ------
+        ValueError
+            If ``n_clusters`` is not a positive int or exceeds ``2**n_levels``.
+        """
+        check_is_fitted(self)
+        self._check_cut_argument(n_clusters)
+        paths = self.paths_ if X is None else self.apply(X)
+        leaves, labels = self._cut_leaves(int(n_clusters))
+        return self._labels_from_paths(paths, leaves, labels)
+
+    def _check_cut_argument(self, n_clusters):
+        if not isinstance(n_clusters, Integral) or isinstance(n_clusters, bool) \
+                or n_clusters < 1:
+            raise ValueError(f"n_clusters must be a positive int; got {n_clusters!r}.")
+        self._check_n_clusters(int(n_clusters))
+
+    def dendrogram(self, n_clusters=None, X=None):
+        """The code tree cut to ``n_clusters`` leaves, for :func:`~sklearn_icml26.metrics.\
+dendrogram_purity`.
+
+        Node 0 is the virtual root and node ``g + 1`` is code ``g``.
+
+        Parameters
+        ----------
+        n_clusters : int or None, default=None
+            Leaves of the cut (as in :meth:`cut`); ``None`` keeps the full code tree, rows
+            sitting on their deepest code.
+        X : array-like of shape (n_samples, n_features), default=None
+            Rows to place; ``None`` uses the training rows.
+
+        Returns
+        -------
+        parent : ndarray of shape (n_codes + 1,)
+            Parent node of each node, -1 for the root.
+        node_of_sample : ndarray of shape (n_samples,)
+            Node holding each row.
+        """
+        check_is_fitted(self)
+        paths = self.paths_ if X is None else self.apply(X)
+        if n_clusters is None:
+            leaf = paths[:, -1]
+        else:
+            self._check_cut_argument(n_clusters)
+            leaves, _ = self._cut_leaves(int(n_clusters))
+            leaf = self._leaf_of_paths(paths, leaves)
+        parent = np.concatenate([[-1], self.tree_.parent + 1]).astype(np.int64)
+        return parent, (leaf + 1).astype(np.int64)
+
+    def predict_pseudotime(self, X, root_code=None):
+        """Pseudotime of rows along the code graph, on the training scale.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows.
+        root_code : int or None, default=None
+            Code id where time starts; ``None`` uses ``root_code_``. A code outside the
+            pseudotime graph is replaced by the nearest graph code; the scale is then the
+            maximum over training rows from that root.
+
+        Returns
+        -------
+        pseudotime : ndarray of shape (n_samples,)
+            Pseudotime, float64 (training rows span [0, 1]).
+
+        Raises
+        ------
+        ValueError
+            If ``root_code`` is outside ``[0, n_codes)``.
+        """
+        check_is_fitted(self)
+        e_hat = self.transform(X)
+        paths = route(e_hat, self.code_embeddings_, self.n_levels)
+        codes = paths[:, self._pt_level()]
+        if root_code is None:
+            raw, _ = self._raw_pseudotime(e_hat, codes, self.root_code_)
+            return raw / self._pt_scale
+        root = self._check_code(root_code, "root_code")
+        nodes = self._pt_nodes
+        if root not in set(nodes.tolist()):
+            d = ((self.code_embeddings_[nodes] - self.code_embeddings_[root]) ** 2).sum(1)
+            root = int(nodes[d.argmin()])
+        train, _ = self._raw_pseudotime(self.embedding_, self.paths_[:, self._pt_level()], root)
+        raw, _ = self._raw_pseudotime(e_hat, codes, root)
+        return raw / (train.max() if train.max() > 0 else 1.0)
+
+    def _check_code(self, code, name):
+        n_codes = len(self.code_embeddings_)
+        if not isinstance(code, Integral) or isinstance(code, bool) or not 0 <= code < n_codes:
+            raise ValueError(f"{name} must be an int in [0, {n_codes}) (a code id); "
+                             f"got {code!r}.")
+        return int(code)
+
+    def lineage_path(self, source, target):
+        """Shortest path between two codes on the code tree plus same-level neighbours.
+
+        Parent-child edges into level ``l`` weigh ``10**(L - l)``; each code is also linked
+        to its 3 nearest codes of the same level with weight ``10**(L - l)`` plus their
+        distance, so paths prefer the tree but may jump across close branches.
+
+        Parameters
+        ----------
+        source : int
+            Code id where the path starts.
+        target : int
+            Code id where the path ends.
+
+        Returns
+        -------
+        path : list of int
+            Code ids from ``source`` to ``target``; -1 stands for the virtual root.
+
+        Raises
+        ------
+        ValueError
+            If ``source`` or ``target`` is outside ``[0, n_codes)``.
+        """
+        check_is_fitted(self)
+        source = self._check_code(source, "source")
+        target = self._check_code(target, "target")
+        L = self.n_levels
+        n_codes = len(self.code_embeddings_)
+        rows, cols, vals = [], [], []
+        for code in range(n_codes):
+            lv = self.tree_.level[code]
+            par = self.tree_.parent[code]
+            rows.append(code)
+            cols.append(n_codes if par < 0 else par)
+            vals.append(10.0 ** (L - lv))
+        for lv in range(L):
+            ids = np.arange(level_offset(lv), level_offset(lv + 1))
+            C = self.code_embeddings_[ids]
+            D = np.sqrt(((C[:, None] - C[None]) ** 2).sum(-1))
+            np.fill_diagonal(D, np.inf)
+            k = min(3, len(ids) - 1)
+            for i, nbrs in enumerate(np.argsort(D, axis=1)[:, :k]):
+                for j in nbrs:
+                    rows.append(ids[i])
+                    cols.append(ids[j])
+                    vals.append(10.0 ** (L - lv) + D[i, j])
+        G = csr_matrix((vals, (rows, cols)), shape=(n_codes + 1, n_codes + 1))
+        G = G.maximum(G.T)
+        _, pred = dijkstra(G, indices=source, return_predecessors=True)
+        path = [target]
+        while path[-1] != source:
+            path.append(int(pred[path[-1]]))
+        return [-1 if c == n_codes else int(c) for c in path[::-1]]
+
+    @available_if(_has_decoder)
+    def sample(self, n_samples=1, *, code=None, random_state=None):
+        """Generate rows from the decoder, on the paths of leaves under ``code``.
+
+        Deepest-level leaves are drawn in proportion to their training rows (uniformly if
+        none has any), then a row is generated on each leaf's path by ancestral DDPM sampling
+        with the EMA decoder.
+
+        Parameters
+        ----------
+        n_samples : int, default=1
+            Number of rows to generate.
+        code : int or None, default=None
+            Code id whose subtree the leaves come from; ``None`` uses the whole tree.
+        random_state : int, RandomState instance or None, default=None
+            Seeds the leaves and the noise.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_features_in_)
+            Generated rows in the input's units, float64.
+
+        Raises
+        ------
+        ValueError
+            If ``code`` is outside ``[0, n_codes)``.
+        """
+        check_is_fitted(self)
+        rs = check_random_state(random_state)
+        L = self.n_levels
+        deepest = np.arange(level_offset(L - 1), level_offset(L))
+        if code is not None:
+            code = self._check_code(code, "code")
+            depth = L - 1 - int(self.tree_.level[code])
+            local = code - level_offset(int(self.tree_.level[code]))
+            deepest = deepest[local * 2**depth:(local + 1) * 2**depth]
+        weights = self.tree_.count[deepest].astype(float)
+        weights = weights / weights.sum() if weights.sum() > 0 else None
+        leaves = rs.choice(deepest, size=n_samples, p=weights)
+        paths = np.empty((n_samples, L), dtype=np.int64)
+        paths[:, -1] = leaves
+        for l in range(L - 2, -1, -1):
+            paths[:, l] = self.tree_.parent[paths[:, l + 1]]
+        return self._generate(paths, rs)
+
+    @available_if(_has_decoder)
+    def reconstruct(self, X, random_state=None):
+        """Generate one row on the code path of each row of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows whose paths condition the decoder.
+        random_state : int, RandomState instance or None, default=None
+            Seeds the noise.
+
+        Returns
+        -------
+        X_rec : ndarray of shape (n_samples, n_features_in_)
+            Generated rows in the input's units, float64.
+        """
+        check_is_fitted(self)
+        paths = self.apply(X)
+        return self._generate(paths, check_random_state(random_state))
+
+    def _generate(self, paths, rs):
+        module = self.net_.module_
+        generator = torch.Generator().manual_seed(int(rs.randint(np.iinfo(np.int32).max)))
+        out = []
+        for start in range(0, len(paths), 4096):
+            chunk = torch.as_tensor(paths[start:start + 4096])
+            out.append(module.sample(chunk, generator).cpu().double().numpy())
+        Xs = np.concatenate(out) if out else np.empty((0, self.n_features_in_))
+        return Xs * self.feature_scale_ + self.feature_mean_
