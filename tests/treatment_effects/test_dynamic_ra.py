@@ -1,0 +1,483 @@
+"""LongitudinalRegressionAdjuster: identities, known answers, coverage, routing, bad input."""
+
+import joblib
+import numpy as np
+import pandas as pd
+import pytest
+import sklearn
+from conftest import require_data
+from scipy import stats
+from sklearn.base import clone
+from sklearn.ensemble import RandomForestRegressor
+from sklearn.linear_model import Ridge
+from sklearn.model_selection import KFold, cross_validate
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
+
+from sklearn_icml26.datasets import load_btheb, load_respiratory, make_longitudinal_rct
+from sklearn_icml26.datasets._longitudinal import _truth_monte_carlo
+from sklearn_icml26.treatment_effects import (
+    LinearGaussianTransition,
+    LongitudinalRegressionAdjuster,
+    panel_to_arrays,
+)
+
+LINEAR_TRUTH = np.array([-0.0478, 0.2565, 0.7478, 1.3697])
+
+
+@pytest.fixture(autouse=True)
+def _one_blas_thread():
+    with threadpool_limits(1):
+        yield
+
+
+def _linear(assign="baseline", n=2000, seed=0, **kwargs):
+    return make_longitudinal_rct(n, 4, 3, dynamics="linear", outcome="linear", assign=assign,
+                                 random_state=seed, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def baseline_fit():
+    with threadpool_limits(1):
+        X, y, w, truth = _linear("baseline")
+        est = LongitudinalRegressionAdjuster(3, random_state=0).fit(X, y, treatment=w)
+    return X, y, w, truth, est
+
+
+@pytest.fixture(scope="module")
+def sequential_fit():
+    with threadpool_limits(1):
+        X, y, w, truth = _linear("sequential")
+        est = LongitudinalRegressionAdjuster(3, random_state=0).fit(X, y, treatment=w)
+    return X, y, w, truth, est
+
+
+# ---------------------------------------------------------------- the generator
+
+
+def test_linear_truth_by_recursion_and_simulation():
+    _, _, _, truth = _linear(n=10)
+    np.testing.assert_allclose(truth["effect"], LINEAR_TRUTH, atol=5e-5)
+    np.testing.assert_allclose(truth["tau_direct"][0], truth["effect"][0])
+    # an independent Monte Carlo of the same system (common random numbers) agrees
+    params = {"dynamics": "linear", "outcome": "linear", "effect": "exp",
+              "effect_amplitude": 0.2, "effect_baseline": 0.0, "timestep": 0.01,
+              "forcing": 4.0, "y_to_x": 0.5, "w_to_x": 0.2, "noise_x": 0.2, "noise_y": 0.2}
+    means = _truth_monte_carlo(tuple(sorted(params.items())), 200_000, 4, 3, 0)
+    np.testing.assert_allclose(means[0] - means[1], truth["effect"], atol=2e-4)
+    np.testing.assert_allclose(means, truth["means"], atol=0.02)
+
+
+def test_generator_designs_and_lorenz():
+    X, y, w, truth = make_longitudinal_rct(300, 5, 4, assign="sequential", switch_prob=0.2,
+                                           n_truth=2000, random_state=1)
+    assert X.shape == (300, 20) and y.shape == (300, 5) and w.shape == (300, 5)
+    np.testing.assert_allclose(truth["path_probabilities"][0], 0.5 * 0.8 ** np.arange(5))
+    switches = (np.diff(w, axis=1) != 0).mean()
+    assert abs(switches - 0.2) < 0.03
+    # Lorenz covariates move little in one 0.01 step, stay near 4 and are finite
+    steps = np.abs(np.diff(X.reshape(300, 5, 4), axis=1))
+    assert np.all(np.isfinite(X)) and steps.mean() < 0.2
+    Xb, _, wb, tb = make_longitudinal_rct(300, 5, 4, n_truth=2000, random_state=1)
+    assert wb.shape == (300,) and np.all(tb["path_probabilities"] == 0.5)
+    # same random_state -> same units; the truth is fixed by dgp_seed
+    again = make_longitudinal_rct(300, 5, 4, n_truth=2000, random_state=1)
+    np.testing.assert_array_equal(again[0], Xb)
+    np.testing.assert_array_equal(again[3]["effect"], tb["effect"])
+    with pytest.raises(ValueError, match="assign must be one of"):
+        make_longitudinal_rct(10, assign="weekly")
+
+
+# ---------------------------------------------------------------- exact identities
+
+
+def test_single_arm_mean_is_the_sample_mean():
+    X, y, _, _ = _linear(n=300)
+    est = LongitudinalRegressionAdjuster(3, n_mc=8, random_state=0).fit(X, y)
+    np.testing.assert_allclose(est.means_[0], y.mean(axis=0), atol=1e-10)
+    np.testing.assert_allclose(est.means_se_[0], y.std(axis=0) / np.sqrt(len(y)), rtol=1e-10)
+    assert est.single_arm_ and est.effect_ is None and est.regimes_ is None
+    with pytest.raises(ValueError, match="single-arm"):
+        est.conf_int()
+    assert est.conf_int(target="means").shape == (1, 4, 2)
+    assert est.predict(X).shape == (300, 4)
+
+
+def test_baseline_randomisation_telescopes_to_aipw(baseline_fit):
+    _, y, D, _, est = baseline_fit
+    pi = D.mean()
+    q1, q0 = est.q0_[:, 0], est.q0_[:, 1]
+    D = D[:, None]
+    aipw = (q1 - q0 + D / pi * (y - q1) - (1 - D) / (1 - pi) * (y - q0)).mean(axis=0)
+    np.testing.assert_allclose(est.effect_, aipw, atol=1e-10)
+    np.testing.assert_allclose(est.path_probabilities_[0], pi)
+
+
+def test_history_window_zero_is_per_period_aipw_on_baseline():
+    X, y, D, _ = _linear("sequential", n=600)
+    est = LongitudinalRegressionAdjuster(3, history_window=0, n_mc=4, random_state=0)
+    est.fit(X, y, treatment=D)
+    # with H_t = H_0 every G[s, t] is m_t(H_0): phi = q0 + I_t / pi_t (Y_t - q0)
+    for r in range(2):
+        on = np.cumprod(D == est.regimes_[r][None], axis=1)
+        pi = est.path_probabilities_[r]
+        phi = est.q0_[:, r] + on / pi * (y - est.q0_[:, r])
+        np.testing.assert_allclose(est.means_[r], phi.mean(axis=0), atol=1e-10)
+
+
+# ---------------------------------------------------------------- known answers
+
+
+def test_linear_baseline_design_recovers_truth_and_ties_lin(baseline_fit):
+    _, _, _, truth, est = baseline_fit
+    assert np.all(np.abs(est.effect_ - truth["effect"]) <= 4 * est.effect_se_)
+    ratio = est.effect_se_ / est.baselines_["lin_se"].to_numpy()
+    assert np.all((ratio >= 0.97) & (ratio <= 1.05)), ratio
+    lin = est.baselines_["lin"].to_numpy()
+    assert np.all(np.abs(est.effect_ - lin) <= 0.5 * est.baselines_["lin_se"].to_numpy())
+
+
+def test_linear_sequential_design_beats_lin_late(sequential_fit):
+    _, _, _, truth, est = sequential_fit
+    assert np.all(np.abs(est.effect_ - truth["effect"]) <= 4 * est.effect_se_)
+    lin_se = est.baselines_["lin_se"].to_numpy()
+    assert est.effect_se_[3] < lin_se[3]
+    assert est.effect_se_[3] / lin_se[3] < 0.97
+
+
+@pytest.mark.parametrize("params", [{"q_method": "regress"}, {"history_window": 0},
+                                    {"history_window": 1}])
+def test_variants_recover_truth(params):
+    X, y, w, truth = _linear("sequential", seed=3)
+    est = LongitudinalRegressionAdjuster(3, n_mc=32, random_state=0, **params)
+    est.fit(X, y, treatment=w)
+    assert np.all(np.abs(est.effect_ - truth["effect"]) <= 4 * est.effect_se_)
+
+
+def test_history_window_zero_agrees_with_lin_in_baseline_design():
+    X, y, w, _ = _linear("baseline", seed=5)
+    est = LongitudinalRegressionAdjuster(3, history_window=0, random_state=0)
+    est.fit(X, y, treatment=w)
+    lin, lin_se = est.baselines_["lin"].to_numpy(), est.baselines_["lin_se"].to_numpy()
+    assert np.all(np.abs(est.effect_ - lin) <= 0.15 * lin_se)
+
+
+def test_dropout_with_censoring_weights():
+    X, y, w, truth = _linear("sequential", seed=7)
+    rng = np.random.default_rng(7)
+    y = y.copy()
+    present = np.ones(len(y), dtype=bool)
+    for t in range(1, 4):
+        leave = rng.random(len(y)) < 1 / (1 + np.exp(2.5 - y[:, t - 1]))
+        present &= ~leave
+        y[~present, t] = np.nan
+        X[~present, 3 * (t + 1):] = 0.0  # X_{t+1} is measured at the visit of Y_t
+    assert 0.05 < np.isnan(y[:, 3]).mean() < 0.6
+    est = LongitudinalRegressionAdjuster(3, random_state=0).fit(X, y, treatment=w)
+    assert np.all(np.abs(est.effect_ - truth["effect"]) <= 4 * est.effect_se_)
+    assert est.censoring_models_ is not None
+    # complete cases are biased here: dropout depends on the previous outcome
+    assert est.n_on_path_[0, 3] < est.n_on_path_[0, 0]
+
+
+def test_coverage_over_replications():
+    """Wald coverage and sup-t band coverage over replications (binomial tolerance)."""
+    n_reps, covered, band = 40, [], []
+    for rep in range(n_reps):
+        X, y, w, truth = _linear("sequential", n=500, seed=100 + rep)
+        est = LongitudinalRegressionAdjuster(3, n_mc=16, n_bootstrap=300, random_state=rep)
+        est.fit(X, y, treatment=w)
+        ci = est.conf_int()
+        covered.append((ci[:, 0] <= truth["effect"]) & (truth["effect"] <= ci[:, 1]))
+        b = est.conf_int(kind="uniform")
+        band.append(np.all((b[:, 0] <= truth["effect"]) & (truth["effect"] <= b[:, 1])))
+    covered = np.array(covered)
+    # mean over 4 correlated periods of 40 reps: sd <= sqrt(.95 * .05 / 40) = 0.034
+    assert 0.85 <= covered.mean() <= 1.0, covered.mean(axis=0)
+    # the band covers all periods jointly: binomial(40, 0.95) is below 33 with prob. < 0.1%
+    assert np.sum(band) >= 33, np.mean(band)
+
+
+def test_uniform_band_and_bootstrap(sequential_fit):
+    *_, est = sequential_fit
+    T = est.n_periods_
+    c = est.band_critical_value()
+    assert 1.96 <= c <= stats.norm.ppf(1 - 0.025 / T)
+    wald = est.conf_int()
+    band = est.conf_int(kind="uniform")
+    assert np.all(band[:, 0] <= wald[:, 0]) and np.all(band[:, 1] >= wald[:, 1])
+    boot = est.conf_int(method="bootstrap")
+    np.testing.assert_allclose(boot, wald, atol=0.25 * (wald[:, 1] - wald[:, 0]).max())
+    np.testing.assert_array_equal(est.conf_int(kind="uniform"), band)  # seeded draws
+    means = est.conf_int(target="means")
+    assert means.shape == (2, T, 2)
+    np.testing.assert_allclose(means.mean(axis=2), est.means_)
+    with pytest.raises(ValueError, match="uniform band needs method='bootstrap'"):
+        est.conf_int(kind="uniform", method="wald")
+    table = est.summary()
+    assert list(table.columns) == [
+        "estimate", "std_err", "z", "p_value", "ci_lower", "ci_upper", "band_lower",
+        "band_upper", "n_on_path_1", "n_on_path_0", "dim", "dim_se", "cuped", "cuped_se",
+        "lin", "lin_se", "se_ratio_lin"]
+    np.testing.assert_allclose(table["band_upper"] - table["estimate"], c * est.effect_se_)
+
+
+def test_same_random_state_same_output():
+    X, y, w, _ = _linear("sequential", n=400)
+    a = LongitudinalRegressionAdjuster(3, n_mc=8, random_state=11).fit(X, y, treatment=w)
+    b = LongitudinalRegressionAdjuster(3, n_mc=8, random_state=11).fit(X, y, treatment=w)
+    c = LongitudinalRegressionAdjuster(3, n_mc=8, random_state=12).fit(X, y, treatment=w)
+    np.testing.assert_array_equal(a.effect_, b.effect_)
+    np.testing.assert_array_equal(a.conf_int(kind="uniform"), b.conf_int(kind="uniform"))
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    assert not np.array_equal(a.effect_, c.effect_)
+    # parallel (regime, fold) jobs give the same numbers
+    p = LongitudinalRegressionAdjuster(3, n_mc=8, random_state=11, n_jobs=2)
+    with joblib.parallel_config(backend="threading"):
+        p.fit(X, y, treatment=w)
+    np.testing.assert_allclose(p.effect_, a.effect_, rtol=1e-12)
+
+
+def test_baselines_match_statsmodels_hc2(baseline_fit):
+    import statsmodels.api as sm
+
+    X, y, w, _, est = baseline_fit
+    H0 = X[:, :3]
+    for t in range(4):
+        Hc = H0 - H0.mean(axis=0)
+        Z = np.column_stack([np.ones(len(y)), w, Hc, w[:, None] * Hc])
+        fit = sm.OLS(y[:, t], Z).fit(cov_type="HC2")
+        np.testing.assert_allclose(est.baselines_.loc[t, "lin"], fit.params[1], rtol=1e-10)
+        np.testing.assert_allclose(est.baselines_.loc[t, "lin_se"], fit.bse[1], rtol=1e-10)
+        dim = y[w == 1, t].mean() - y[w == 0, t].mean()
+        np.testing.assert_allclose(est.baselines_.loc[t, "dim"], dim, rtol=1e-10)
+
+
+def test_predictions_and_score():
+    X, y, w, truth = _linear("baseline", n=800)
+    est = LongitudinalRegressionAdjuster(3, n_mc=64, random_state=0).fit(X, y, treatment=w)
+    both = est.predict_regimes(X)
+    assert both.shape == (800, 2, 4)
+    np.testing.assert_allclose(est.predict(X), both[:, 1])
+    effect = est.predict_effect(X)
+    # linear system: the conditional effect is about the same for every unit, and its mean
+    # is the cross-fitted g-formula effect up to the shared Monte Carlo noise
+    gformula = est.gformula_means_[0] - est.gformula_means_[1]
+    np.testing.assert_allclose(effect.mean(axis=0), gformula, atol=0.06)
+    assert np.all(np.abs(effect.mean(axis=0) - truth["effect"]) < 4 * est.effect_se_ + 0.06)
+    assert effect.std(axis=0).max() < 0.15  # no true heterogeneity: estimation noise only
+    # row-wise predictions: a subset gives the same rows
+    np.testing.assert_allclose(est.predict(X[:7]), est.predict(X)[:7], rtol=1e-10)
+    assert est.score(X, y, treatment=w) > 0.5
+    assert est.score(X, y, treatment=w) > est.score(X, y)  # own regime fits better
+
+
+def test_flexible_nuisances_and_custom_transition():
+    X, y, w, truth = _linear("baseline", n=600)
+    est = LongitudinalRegressionAdjuster(
+        3, outcome_model=Ridge(alpha=1.0),
+        transition_model=RandomForestRegressor(n_estimators=10, max_depth=4, random_state=0),
+        n_mc=8, cv=3, random_state=0).fit(X, y, treatment=w)
+    kernel = est.transition_models_[0][0][0]
+    assert isinstance(kernel, LinearGaussianTransition)
+    assert isinstance(kernel.mean_model_, RandomForestRegressor)
+    assert np.all(np.abs(est.effect_ - truth["effect"]) <= 4 * est.effect_se_)
+
+
+def test_known_propensity_and_custom_cv():
+    X, y, w, truth = _linear("sequential", n=1000)
+    known = truth["path_probabilities"]
+    est = LongitudinalRegressionAdjuster(3, propensity=known, cv=KFold(4), n_mc=16,
+                                         random_state=0).fit(X, y, treatment=w)
+    np.testing.assert_allclose(est.path_probabilities_, known)
+    assert set(np.unique(est.folds_)) == {0, 1, 2, 3}
+    assert np.all(np.abs(est.effect_ - truth["effect"]) <= 4 * est.effect_se_)
+    Xb, yb, wb, _ = _linear("baseline", n=400)
+    est = LongitudinalRegressionAdjuster(3, propensity=0.5, n_mc=4, random_state=0)
+    np.testing.assert_allclose(est.fit(Xb, yb, treatment=wb).path_probabilities_,
+                               [[0.5] * 4, [0.5] * 4])
+
+
+# ---------------------------------------------------------------- the kernel
+
+
+def test_linear_gaussian_transition_recovers_mean_and_covariance():
+    rng = np.random.default_rng(0)
+    H = rng.normal(size=(4000, 3))
+    B = np.array([[1.0, 0.0], [0.5, -1.0], [0.0, 2.0]])
+    cov = np.array([[1.0, 0.6], [0.6, 2.0]])
+    S = 3.0 + H @ B + rng.multivariate_normal([0, 0], cov, size=4000)
+    kernel = LinearGaussianTransition().fit(H, S)
+    np.testing.assert_allclose(kernel.covariance_, cov, atol=0.12)
+    draws = kernel.sample(np.zeros((20000, 3)), rng.normal(size=(20000, 2)))
+    np.testing.assert_allclose(draws.mean(axis=0), kernel.predict(np.zeros((1, 3)))[0],
+                               atol=0.05)
+    np.testing.assert_allclose(np.cov(draws.T), kernel.covariance_, rtol=0.05)
+    # flexible mean: covariance from cross-validated residuals
+    flexible = LinearGaussianTransition(mean_model=make_pipeline(StandardScaler(), Ridge()))
+    np.testing.assert_allclose(flexible.fit(H, S).covariance_, cov, atol=0.15)
+    # more features than rows: exact fit, covariance floored, draws finite
+    tiny = LinearGaussianTransition(min_eigenvalue=1e-6).fit(H[:3], S[:3])
+    assert np.all(np.linalg.eigvalsh(tiny.covariance_) > 0)
+    with pytest.raises(ValueError, match="z must have shape"):
+        kernel.sample(H[:2], np.zeros((2, 3)))
+
+
+# ---------------------------------------------------------------- sklearn integration
+
+
+def test_metadata_routing_through_pipeline_and_cross_validate():
+    X, y, w, _ = _linear("baseline", n=300)
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = LongitudinalRegressionAdjuster(3, n_mc=4, cv=3, random_state=0)
+        est.set_fit_request(treatment=True).set_score_request(treatment=True)
+        pipe = make_pipeline(StandardScaler(), est).fit(X, y, treatment=w)
+        fitted = pipe[-1]
+        assert not fitted.single_arm_
+        direct = clone(est).fit(StandardScaler().fit_transform(X), y, treatment=w)
+        np.testing.assert_allclose(fitted.effect_, direct.effect_, rtol=1e-10)
+        scores = cross_validate(make_pipeline(StandardScaler(), clone(est)), X, y, cv=3,
+                                params={"treatment": w})
+        assert np.all(np.isfinite(scores["test_score"]))
+        assert np.all(scores["test_score"] > 0.3)
+
+
+def test_linear_case_agrees_with_lin_estimate(baseline_fit):
+    *_, est = baseline_fit
+    lin = est.baselines_["lin"].to_numpy()
+    lin_se = est.baselines_["lin_se"].to_numpy()
+    np.testing.assert_allclose(est.effect_, lin, atol=(0.5 * lin_se).max())
+    gf = est.gformula_means_[0] - est.gformula_means_[1]
+    assert np.all(np.abs(gf - lin) <= 0.5 * lin_se)
+
+
+# ---------------------------------------------------------------- bad input
+
+
+def test_bad_input_messages():
+    X, y, w, _ = _linear("sequential", n=60)
+    est = LongitudinalRegressionAdjuster(3, n_mc=2, cv=2, random_state=0)
+    with pytest.raises(ValueError, match=r"X has 12 columns but n_time_varying=4 with "
+                                         r"n_periods=4 needs at least 16"):
+        clone(est).set_params(n_time_varying=4).fit(X, y, treatment=w)
+    with pytest.raises(ValueError, match="y must be 1-D or 2-D"):
+        est.fit(X, y[:, :, None], treatment=w)
+    bad = y.copy()
+    bad[0, 1] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        est.fit(X, bad, treatment=w)
+    bad = y.copy()
+    bad[[3, 5], 1] = np.nan
+    with pytest.raises(ValueError, match="non-monotone missing values for units 3, 5"):
+        est.fit(X, bad, treatment=w)
+    with pytest.raises(ValueError, match="n_samples=1 is too few for cv=2"):
+        est.fit(X[:1], y[:1])
+    with pytest.raises(ValueError, match=r"treatment must have shape .*got \(60, 3\)"):
+        est.fit(X, y, treatment=w[:, :3])
+    with pytest.raises(ValueError, match=r"integer-coded \(e.g. 0/1\)"):
+        est.fit(X, y, treatment=w + 0.5)
+    with pytest.raises(ValueError, match="integer-coded"):
+        est.fit(X, y, treatment=np.where(w == 1, "a", "b"))
+    with pytest.raises(ValueError, match="omit treatment for single-arm mode"):
+        est.fit(X, y, treatment=np.ones(60, dtype=int))
+    with pytest.raises(ValueError, match=r"regimes must have shape \(2, n_periods\)"):
+        clone(est).set_params(regimes=[[1, 1], [0, 0]]).fit(X, y, treatment=w)
+    with pytest.raises(ValueError, match=r"codes \[2\] absent from treatment"):
+        clone(est).set_params(regimes=[[2] * 4, [0] * 4]).fit(X, y, treatment=w)
+    with pytest.raises(ValueError, match="regimes vary over time"):
+        clone(est).set_params(regimes=[[1, 0, 1, 0], [0] * 4], propensity=0.5).fit(
+            X, y, treatment=w)
+    with pytest.raises(ValueError, match=r"propensity must be .* values in \(0, 1\]"):
+        clone(est).set_params(propensity=np.zeros((2, 4))).fit(X, y, treatment=w)
+    with pytest.raises(ValueError, match="'propensity' parameter"):
+        clone(est).set_params(propensity=1.5).fit(X, y, treatment=w)
+    # a regime path that dies out: alternate treatment codes nobody follows for long
+    with pytest.raises(ValueError, match=r"regime 0 has \d units on its path at period \d in "
+                                         r"a training fold; need at least 2"):
+        clone(est).set_params(regimes=[[1, 0, 1, 0], [0] * 4]).fit(X, y, treatment=w)
+
+
+def test_small_path_warns():
+    X, y, w, _ = _linear("sequential", n=150, switch_prob=0.4)
+    with pytest.warns(UserWarning, match="n \\* path probability < 20"):
+        LongitudinalRegressionAdjuster(3, n_mc=2, cv=2, random_state=0).fit(
+            X, y, treatment=w)
+
+
+# ---------------------------------------------------------------- panels and real data
+
+
+def test_panel_to_arrays_errors_and_time_varying():
+    long = pd.DataFrame({"id": [1, 1, 2, 2, 3], "t": [0, 1, 0, 1, 0], "w": [1, 1, 0, 1, 0],
+                         "age": [30, 30, 40, 40, 50], "x": [0.1, 0.2, 0.3, 0.4, 0.5],
+                         "y": [1.0, 2.0, 0.5, 0.7, 0.1]})
+    X, y, w = panel_to_arrays(long, unit="id", time="t", outcome="y", treatment="w",
+                              baseline=["age"], time_varying=["x"])
+    assert X.columns.tolist() == ["age", "x@0", "x@1"]
+    assert np.isnan(y.loc[3, 1]) and X.loc[3, "x@1"] == 0
+    assert isinstance(w, pd.DataFrame) and w.shape == (3, 2)
+    with pytest.raises(ValueError, match=r"duplicated \(id, t\) rows"):
+        panel_to_arrays(pd.concat([long, long.iloc[:1]]), unit="id", time="t", outcome="y")
+    varying = long.assign(age=[30, 31, 40, 40, 50])
+    with pytest.raises(ValueError, match="baseline column 'age' varies within units"):
+        panel_to_arrays(varying, unit="id", time="t", outcome="y", baseline=["age"])
+    holes = long.assign(x=[0.1, np.nan, 0.3, 0.4, 0.5])
+    with pytest.raises(ValueError, match="'x' is missing at t=1 for units \\[1\\]"):
+        panel_to_arrays(holes, unit="id", time="t", outcome="y", time_varying=["x"])
+    with pytest.raises(ValueError, match="are not in data"):
+        panel_to_arrays(long, unit="id", time="t", outcome="nope")
+
+
+@pytest.mark.real_data
+def test_panel_to_arrays_reproduces_load_respiratory():
+    home = require_data("longitudinal_rct/respiratory.csv")
+    data = load_respiratory(home)
+    long = data.frame.assign(good=(data.frame["status"] == "good").astype(float),
+                             treated=(data.frame["treatment"] == "treatment").astype(int),
+                             centre2=(data.frame["centre"] == 2).astype(float),
+                             male=(data.frame["sex"] == "male").astype(float))
+    base = long[long["month"] == 0][["subject", "good"]].rename(columns={"good": "good0"})
+    long = long[long["month"] > 0].merge(base, on="subject")
+    X, y, w = panel_to_arrays(long, unit="subject", time="month", outcome="good",
+                              treatment="treated", baseline=["centre2", "male", "age", "good0"])
+    np.testing.assert_array_equal(X.to_numpy(), data.X)
+    np.testing.assert_array_equal(y.to_numpy(), data.y)
+    np.testing.assert_array_equal(w.to_numpy(), data.treatment)
+
+
+@pytest.mark.real_data
+def test_btheb_baselines_and_dropout():
+    home = require_data("longitudinal_rct/BtheB.csv")
+    data = load_btheb(home)
+    assert data.X.shape == (100, 3) and data.y.shape == (100, 4)
+    assert np.isnan(data.y).sum(axis=0).tolist() == [3, 27, 42, 48]
+    assert data.treatment.sum() == 52
+    est = LongitudinalRegressionAdjuster(n_mc=16, random_state=0)
+    est.fit(data.X, data.y, treatment=data.treatment)
+    b = est.baselines_
+    assert (b["n_on_path_1"] + b["n_on_path_0"]).tolist() == [97, 73, 58, 52]
+    np.testing.assert_allclose(b["dim"], [-4.755, -5.640, -7.034, -4.748], atol=5e-4)
+    np.testing.assert_allclose(b["dim_se"], [2.167, 2.712, 2.802, 2.577], atol=5e-4)
+    np.testing.assert_allclose(b["lin"], [-2.817, -3.459, -3.917, -2.975], atol=5e-4)
+    np.testing.assert_allclose(b["lin_se"], [1.886, 2.463, 2.184, 2.054], atol=5e-4)
+    np.testing.assert_allclose(b.loc[0, ["cuped", "cuped_se"]], [-2.656, 1.681], atol=5e-4)
+    assert np.all(np.isfinite(est.effect_)) and np.all(est.effect_se_ > 0)
+
+
+@pytest.mark.real_data
+def test_respiratory_baselines_and_se_ratio():
+    home = require_data("longitudinal_rct/respiratory.csv")
+    data = load_respiratory(home)
+    assert data.treatment.sum() == 54 and not np.isnan(data.y).any()
+    est = LongitudinalRegressionAdjuster(random_state=0)
+    est.fit(data.X, data.y, treatment=data.treatment)
+    b = est.baselines_
+    np.testing.assert_allclose(b["dim"], [0.1940, 0.3177, 0.2661, 0.1910], atol=5e-4)
+    np.testing.assert_allclose(b["dim_se"], [0.0924, 0.0904, 0.0906, 0.0938], atol=5e-4)
+    np.testing.assert_allclose(b["lin"], [0.2000, 0.3351, 0.2927, 0.2110], atol=5e-4)
+    np.testing.assert_allclose(b["lin_se"], [0.0819, 0.0892, 0.0795, 0.0867], atol=5e-4)
+    np.testing.assert_allclose(b.loc[0, ["cuped", "cuped_se"]], [0.1823, 0.0781], atol=5e-4)
+    ratio = est.effect_se_ / b["lin_se"].to_numpy()
+    assert np.all((ratio >= 0.9) & (ratio <= 1.1)), ratio
+    assert np.all(np.abs(est.effect_ - b["lin"].to_numpy()) < 0.5 * b["lin_se"].to_numpy())
