@@ -11,6 +11,7 @@ __version__ = "0.1.0.dev0"
 
 # public name -> submodule that defines it; each method adds its estimators here
 _LAZY_NAMES = {
+    "MPFSurface": "surface",
     "HDTreeLineage": "lineage",
     "LongitudinalRegressionAdjuster": "treatment_effects",
     "LinearGaussianTransition": "treatment_effects",

@@ -2,6 +2,16 @@
 
 __all__ = []
 
+from ._surface import (  # noqa: E402
+    chamfer_distance,
+    f_score,
+    normal_consistency,
+    sample_mesh,
+    sample_polylines,
+)
+
+__all__ += ["chamfer_distance", "f_score", "normal_consistency", "sample_mesh", "sample_polylines"]
+
 from ._lineage import (  # noqa: E402
     cluster_accuracy,
     dendrogram_from_children,

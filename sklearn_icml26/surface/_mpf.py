@@ -1,0 +1,1055 @@
+"""MPFSurface: Metric-Phase Fields for thin and open surfaces from unoriented point clouds.
+
+Kong et al., "Metric-Phase Fields: Decoupling Distance and Sign for Thin-Structure
+Reconstruction from Unoriented Point Clouds", ICML 2026, arXiv:2605.25503. The authors released
+no code; the formulas follow ``shared/specs/mpf.md`` (fusion exact from the paper's figure; loss
+terms, sampling, warm start and trimming are the spec's choices, built from SIREN, IGR, DiGS,
+SAL and DEUDF).
+
+Training runs on the package's skorch adapter (:class:`~sklearn_icml26.base.TorchEstimatorMixin`):
+each training "sample" is one input point with its neighbourhood scale (and normal); the module's
+training forward draws the near-surface and free-space points of the step, evaluates the fields
+and their input gradients (``create_graph``) and returns them in a dict that the criterion turns
+into the weighted sum of the spec's loss terms.
+"""
+
+import math
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import torch
+from scipy.spatial import cKDTree
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted, validate_data
+from skorch.callbacks import Callback
+from torch import nn
+from torch.nn import functional as F
+
+from ..base import TorchEstimatorMixin
+
+__all__ = ["DEFAULT_LOSS_WEIGHTS", "MPFSurface"]
+
+DEFAULT_LOSS_WEIGHTS = {
+    "zero": 3000.0,
+    "far": 100.0,
+    "metric": 300.0,
+    "eikonal": 50.0,
+    "align": 10.0,
+    "normal": 100.0,
+    "laplacian": 1.0,
+    "phase": 50.0,
+}
+"""Weights of the loss terms (spec section 2, in this order in ``loss_curve_``)."""
+
+_TERMS = tuple(DEFAULT_LOSS_WEIGHTS)
+_BOX = 0.9  # normalised points fit [-0.9, 0.9]^d
+_DEFAULT_RESOLUTION = {2: 256, 3: 128}
+
+
+# ---------------------------------------------------------------------------------------------
+# torch module
+# ---------------------------------------------------------------------------------------------
+class _Sine(nn.Module):
+    """``sin(omega * (W x + b))`` with SIREN's initialisation."""
+
+    def __init__(self, n_in, n_out, omega=1.0, first=False):
+        super().__init__()
+        self.linear = nn.Linear(n_in, n_out)
+        self.omega = float(omega)
+        bound = 1.0 / n_in if first else math.sqrt(6.0 / n_in)
+        with torch.no_grad():
+            self.linear.weight.uniform_(-bound, bound)
+
+    def forward(self, x):
+        return torch.sin(self.omega * self.linear(x))
+
+
+def _head(n_in, width):
+    out = nn.Linear(width, 1)
+    bound = math.sqrt(6.0 / width)
+    with torch.no_grad():
+        out.weight.uniform_(-bound, bound)
+    return nn.Sequential(_Sine(n_in, width), out)
+
+
+def _grad(y, x, create_graph=True):
+    return torch.autograd.grad(y.sum(), x, create_graph=create_graph, retain_graph=True)[0]
+
+
+class _MPFModule(nn.Module):
+    """SIREN backbone with a metric head r >= 0 and a phase head theta; phi = r tanh(b th) + th.
+
+    ``forward`` on an ``(m, d)`` batch returns the fields ``(m, k)``: ``[r, theta, phi]`` for
+    ``"mpf"``, ``[phi]`` (= theta) for ``"sdf"``, ``[r]`` for ``"udf"``. On a training batch
+    (more than ``d`` columns: points, neighbourhood scale, optional normals) it draws the step's
+    near-surface and free points and returns everything the criterion needs.
+    """
+
+    def __init__(self, n_features, field="mpf", hidden_width=128, n_layers=2, head_width=64,
+                 omega0=10.0, beta_init=10.0, softplus_beta=1.0, near_scale=4.0,
+                 box_half=_BOX * 1.1):
+        super().__init__()
+        self.n_features = int(n_features)
+        self.field = field
+        self.softplus_beta = float(softplus_beta)
+        self.near_scale = float(near_scale)
+        self.box_half = float(box_half)
+        self.laplacian_points = 0  # set per step by the schedule callback
+        layers = [_Sine(n_features, hidden_width, omega0, first=True)]
+        layers += [_Sine(hidden_width, hidden_width) for _ in range(n_layers - 1)]
+        self.backbone = nn.Sequential(*layers)
+        self.r_head = _head(hidden_width, head_width) if field != "sdf" else None
+        self.theta_head = _head(hidden_width, head_width) if field != "udf" else None
+        if field == "mpf":
+            raw = math.log(math.expm1(beta_init - 1e-3))
+            self.beta_raw = nn.Parameter(torch.tensor(raw))
+        else:
+            self.beta_raw = None
+
+    def beta(self):
+        """beta = softplus(b) + 1e-3 > 0."""
+        return F.softplus(self.beta_raw) + 1e-3
+
+    def fields(self, x, grads=False, create_graph=False):
+        """Dict of r, theta, P, phi (those the field has) and, with ``grads``, their gradients."""
+        if grads and not x.requires_grad:
+            x = x.detach().requires_grad_(True)
+        h = self.backbone(x)
+        out = {"x": x}
+        if self.r_head is not None:
+            out["r"] = F.softplus(self.r_head(h)[:, 0], beta=self.softplus_beta)
+        if self.theta_head is not None:
+            out["theta"] = self.theta_head(h)[:, 0]
+        if self.field == "mpf":
+            beta = self.beta()
+            out["P"] = torch.tanh(beta * out["theta"])
+            out["phi"] = out["r"] * out["P"] + out["theta"]
+        elif self.field == "sdf":
+            out["phi"] = out["theta"]
+        else:
+            out["phi"] = out["r"]
+        if grads:
+            if "r" in out:
+                out["grad_r"] = _grad(out["r"], x, create_graph)
+            if "theta" in out:
+                out["grad_theta"] = _grad(out["theta"], x, create_graph)
+            if self.field == "mpf":
+                P, r = out["P"], out["r"]
+                gate = 1.0 + self.beta() * r * (1.0 - P * P)
+                out["grad_phi"] = P[:, None] * out["grad_r"] + gate[:, None] * out["grad_theta"]
+            elif self.field == "sdf":
+                out["grad_phi"] = out["grad_theta"]
+            else:
+                out["grad_phi"] = out["grad_r"]
+        return out
+
+    def laplacian(self, x):
+        """Delta phi = sum_j d^2 phi / dx_j^2 at ``x`` (differentiable)."""
+        out = self.fields(x, grads=True, create_graph=True)
+        x, g = out["x"], out["grad_phi"]
+        lap = torch.zeros_like(g[:, 0])
+        for j in range(self.n_features):
+            lap = lap + _grad(g[:, j], x, True)[:, j]
+        return lap
+
+    def forward(self, x):
+        d = self.n_features
+        if x.shape[1] == d:
+            out = self.fields(x)
+            if self.field == "mpf":
+                return torch.stack([out["r"], out["theta"], out["phi"]], dim=1)
+            return out["phi"][:, None]
+        return self._training_forward(x)
+
+    def _training_forward(self, batch):
+        d = self.n_features
+        S = batch[:, :d]
+        sigma = batch[:, d : d + 1]
+        normals = batch[:, d + 1 :] if batch.shape[1] > d + 1 else None
+        B = S.shape[0]
+        scale = torch.where(torch.rand(B, 1, dtype=S.dtype, device=S.device) < 0.5,
+                            1.0, self.near_scale)
+        N = S + scale * sigma * torch.randn_like(S)
+        Fr = (torch.rand_like(S) * 2.0 - 1.0) * self.box_half
+        with torch.enable_grad():
+            pts = torch.cat([S, N, Fr]).detach().requires_grad_(True)
+            out = self.fields(pts, grads=True, create_graph=True)
+            k = min(self.laplacian_points, B)
+            if k > 0:
+                out["laplacian"] = self.laplacian(torch.cat([N[:k], Fr[:k]]).detach())
+        out["batch_size"] = B
+        out["normals"] = normals
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# criterion
+# ---------------------------------------------------------------------------------------------
+def _abs_cos(a, b):
+    return torch.abs((a * b).sum(1)) / (a.norm(dim=1) * b.norm(dim=1) + 1e-8)
+
+
+class _MPFCriterion(nn.Module):
+    """The spec's weighted loss terms from the training forward's dict.
+
+    The step's loss mixes the batch S with freshly drawn near (N) and free (F) points, so it is
+    not a sum over input points: every sample of the batch carries the step total, and the
+    adapter's (weighted) mean returns that total.
+    """
+
+    def __init__(self, field, weights, tree, align_magnitude, far_alpha):
+        super().__init__()
+        self.field = field
+        self.weights = dict(weights)
+        self.tree = tree
+        self.align_magnitude = float(align_magnitude)
+        self.far_alpha = float(far_alpha)
+        self.laplacian_factor = 1.0
+        self.last_terms = {}
+        self.last_finite = True
+
+    def _distance_to_points(self, pts):
+        q = pts.detach().cpu().numpy().astype(np.float64)
+        dist, _ = self.tree.query(q, k=1)
+        return torch.as_tensor(dist, dtype=pts.dtype, device=pts.device)
+
+    def forward(self, y_pred, y_true=None):
+        out = y_pred
+        B = out["batch_size"]
+        S, N, Fr = slice(0, B), slice(B, 2 * B), slice(2 * B, 3 * B)
+        NF = slice(B, 3 * B)
+        phi, gphi = out["phi"], out["grad_phi"]
+        terms = {}
+        if self.field in ("mpf", "udf"):
+            r, gr = out["r"], out["grad_r"]
+            d_x = self._distance_to_points(out["x"][NF])
+            terms["metric"] = (r[NF] - d_x).abs().mean() + r[S].mean()
+        if self.field in ("mpf", "sdf"):
+            terms["zero"] = phi[S].abs().mean()
+            terms["far"] = torch.exp(-self.far_alpha * phi[Fr].abs()).mean()
+        if self.field == "mpf":
+            th, gth = out["theta"], out["grad_theta"]
+            terms["eikonal"] = ((gphi[S].norm(dim=1) - 1).abs().mean()
+                                + (gr[Fr].norm(dim=1) - 1).abs().mean())
+            terms["align"] = ((1 - _abs_cos(gr[N], gth[N]))
+                              + self.align_magnitude * (th[N].abs() - r[N]).abs()).mean()
+            terms["phase"] = (gth[NF].norm(dim=1) - 1).abs().mean()
+        elif self.field == "sdf":
+            terms["eikonal"] = (gphi.norm(dim=1) - 1).abs().mean()
+        else:
+            terms["zero"] = r[S].mean()
+            terms["eikonal"] = (gr[Fr].norm(dim=1) - 1).abs().mean()
+        normals = out.get("normals")
+        if normals is not None and normals.shape[1] > 0 and self.field != "udf":
+            terms["normal"] = (1 - _abs_cos(gphi[S], normals)).mean()
+        if "laplacian" in out:
+            terms["laplacian"] = out["laplacian"].abs().mean()
+        total = 0.0
+        for key, value in terms.items():
+            w = self.weights[key] * (self.laplacian_factor if key == "laplacian" else 1.0)
+            if w != 0:
+                total = total + w * value
+        if not torch.is_tensor(total):
+            total = phi.sum() * 0.0
+        self.last_terms = {k: float(v.detach()) for k, v in terms.items()}
+        self.last_finite = bool(torch.isfinite(total))
+        return total.expand(B)
+
+
+# ---------------------------------------------------------------------------------------------
+# callbacks: warm start, Laplacian schedule, term logging, non-finite guard
+# ---------------------------------------------------------------------------------------------
+class _MPFTraining(Callback):
+    """Warm start before training, Laplacian schedule per step, per-term history, NaN guard."""
+
+    def __init__(self, total_steps, warm_start_iter, warm_batch, lr, laplacian_points,
+                 schedule, laplacian_weight):
+        self.total_steps = total_steps
+        self.warm_start_iter = warm_start_iter
+        self.warm_batch = warm_batch
+        self.lr = lr
+        self.laplacian_points = laplacian_points
+        self.schedule = schedule
+        self.laplacian_weight = laplacian_weight
+
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        self.step_ = 0
+        self.stopped_ = False
+        self.batch_terms_ = []
+        module, crit = net.module_, net.criterion_
+        if self.warm_start_iter > 0:
+            self._warm_start(module, crit)
+        self.snapshot_ = {k: v.detach().clone() for k, v in module.state_dict().items()}
+
+    def _warm_start(self, module, crit):
+        """MSE of theta to the sphere SDF |x| - 0.45 and of r to d_X on uniform box points."""
+        dtype = next(module.parameters()).dtype
+        device = next(module.parameters()).device
+        opt = torch.optim.Adam(module.parameters(), lr=5.0 * self.lr)  # our choice
+        module.train()
+        for _ in range(self.warm_start_iter):
+            x = (torch.rand(self.warm_batch, module.n_features, dtype=dtype, device=device)
+                 * 2 - 1) * module.box_half
+            out = module.fields(x)
+            loss = 0.0
+            if "theta" in out:
+                loss = loss + ((out["theta"] - (x.norm(dim=1) - 0.45)) ** 2).mean()
+            if "r" in out:
+                loss = loss + ((out["r"] - crit._distance_to_points(x)) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+    def on_batch_begin(self, net, batch=None, training=False, **kwargs):
+        if not training:
+            return
+        t = self.step_ / max(self.total_steps, 1)
+        a, b = self.schedule
+        if t < a:
+            factor = 1.0
+        elif t < b:
+            factor = (b - t) / (b - a)
+        else:
+            factor = 0.0
+        active = factor > 0 and self.laplacian_weight > 0
+        net.module_.laplacian_points = self.laplacian_points if active else 0
+        net.criterion_.laplacian_factor = factor
+        self.step_ += 1
+
+    def on_batch_end(self, net, batch=None, training=False, **kwargs):
+        if not training:
+            return
+        crit, module = net.criterion_, net.module_
+        params_finite = all(bool(torch.isfinite(p).all()) for p in module.parameters())
+        if not crit.last_finite or not params_finite:
+            module.load_state_dict(self.snapshot_)
+            self.stopped_ = True
+            raise KeyboardInterrupt  # skorch ends the fit loop cleanly
+        self.snapshot_ = {k: v.detach().clone() for k, v in module.state_dict().items()}
+        self.batch_terms_.append([crit.last_terms.get(k, 0.0) for k in _TERMS])
+
+    def on_epoch_end(self, net, **kwargs):
+        if self.batch_terms_:
+            means = np.mean(self.batch_terms_, axis=0)
+            for key, value in zip(_TERMS, means, strict=True):
+                net.history.record(f"train_{key}", float(value))
+        self.batch_terms_ = []
+
+
+# ---------------------------------------------------------------------------------------------
+# the estimator
+# ---------------------------------------------------------------------------------------------
+def _has_metric(est):
+    return est.field != "sdf"
+
+
+def _is_mpf(est):
+    return est.field == "mpf"
+
+
+class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
+    """Metric-Phase Field surface reconstruction from an unoriented point cloud.
+
+    One network (a SIREN backbone with two heads) learns a metric field ``r >= 0`` (an
+    unsigned distance) and a smooth signed phase ``theta``; they are fused into
+    ``phi = r * tanh(beta * theta) + theta`` with a learnable gate sharpness ``beta > 0``.
+    ``phi`` has the sign of ``theta`` and a non-vanishing gradient ``(1 + beta r) grad theta``
+    on its zero set, so plain marching cubes meshes it; open boundaries appear after trimming
+    faces where ``r`` is large. ``field="sdf"`` and ``field="udf"`` are the ablations (phase
+    head only, metric head only) on the same code path. One ``fit`` reconstructs one shape;
+    2-D inputs give curves (:meth:`extract_curve`), 3-D inputs meshes (:meth:`extract_mesh`).
+
+    Parameters
+    ----------
+    field : {"mpf", "sdf", "udf"}, default="mpf"
+        The fused metric-phase field, or the signed / unsigned ablation.
+    hidden_width : int, default=128
+        Width of the SIREN backbone's sine layers.
+    n_layers : int, default=2
+        Number of backbone sine layers.
+    head_width : int, default=64
+        Width of the sine layer of each head.
+    omega0 : float, default=10.0
+        Frequency of the first sine layer (SIREN's omega_0), in 1 / normalised unit.
+    beta_init : float, default=10.0
+        Initial gate sharpness ``beta`` (must exceed 1e-3); ``1 / beta`` is the gate width
+        in the normalised unit.
+    softplus_beta : float, default=1.0
+        Sharpness of the softplus that makes ``r`` non-negative.
+    loss_weights : dict or None, default=None
+        Weights of the loss terms; missing keys take :data:`DEFAULT_LOSS_WEIGHTS`
+        (``zero`` 3000, ``far`` 100, ``metric`` 300, ``eikonal`` 50, ``align`` 10,
+        ``normal`` 100, ``laplacian`` 1, ``phase`` 50).
+    align_magnitude : float, default=10.0
+        Weight kappa of ``||theta| - r|`` inside the align term.
+    far_alpha : float, default=100.0
+        Decay alpha of the free-space term ``exp(-alpha |phi|)``.
+    near_k : int, default=10
+        The near-surface noise scale of a point is the distance to its ``near_k``-th
+        neighbour.
+    near_scale : float, default=4.0
+        Half of the near samples use ``near_scale`` times that scale.
+    box_padding : float, default=0.1
+        Relative padding of the sampling / extraction box around the normalised cloud.
+    laplacian_fraction : float, default=0.25
+        Fraction of the near and free samples on which ``|Laplacian phi|`` is computed.
+    laplacian_schedule : tuple of float, default=(0.2, 0.5)
+        ``(a, b)``: the Laplacian weight is full while training progress is below ``a``,
+        decays linearly to 0 at ``b`` and is then not computed.
+    warm_start_iter : int, default=200
+        Steps of the warm start (theta to a sphere SDF, r to the distance to the points).
+    max_epochs : int, default=100
+        Epochs of ``ceil(n_samples / batch_size)`` steps each.
+    batch_size : int, default=1024
+        Input points per step (as many near and free points are drawn); ``-1`` uses all.
+    lr : float, default=2e-4
+        Learning rate (the warm start uses 5 x lr).
+    optimizer : {"adam", "adamw", "sgd", "rmsprop"} or torch optimizer class, default="adam"
+        Optimizer.
+    precision : {"float32", "float64"}, default="float32"
+        Floating point precision of the network.
+    device : str, default="cpu"
+        Torch device.
+    random_state : int, RandomState instance or None, default=None
+        Seeds initialisation, shuffling and the sampled points.
+    verbose : int, default=0
+        ``1`` prints skorch's epoch table with every loss term.
+
+    Attributes
+    ----------
+    net_ : skorch.NeuralNet
+        The trained net (its ``history`` holds ``train_<term>`` per epoch).
+    module_ : torch.nn.Module
+        The trained network (works on normalised coordinates).
+    n_features_in_ : int
+        Dimension d of the points.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names of ``X`` when it had string column names.
+    center_ : ndarray of shape (n_features_in_,)
+        Centre of the bounding box of the (deduplicated) points, input units.
+    scale_ : float
+        Normalisation factor ``0.9 / largest half-extent`` (1 / input unit).
+    bounds_ : ndarray of shape (2, n_features_in_)
+        Default extraction box ``[lo, hi]``, input units.
+    point_spacing_ : float
+        Median nearest-neighbour distance h of the points, input units.
+    beta_ : float
+        Fitted gate sharpness (``nan`` unless ``field="mpf"``).
+    trim_tau_ : float
+        Default threshold of ``trim="metric"``: 0.99-quantile of r at the points plus
+        ``max(h, voxel / 2)``, input units (``nan`` for ``field="sdf"``).
+    udf_level_ : float
+        0.99-quantile of r at the points, the iso-level extracted for ``field="udf"``
+        (``nan`` for ``field="sdf"``).
+    n_iter_ : int
+        Optimiser steps taken after the warm start.
+    loss_curve_ : ndarray of shape (n_epochs, 8)
+        Per-epoch means of the unweighted loss terms in the order of
+        :data:`DEFAULT_LOSS_WEIGHTS` (0 where a term is off).
+
+    See Also
+    --------
+    sklearn_icml26.metrics.chamfer_distance : Score extracted surfaces against ground truth.
+
+    References
+    ----------
+    .. [1] Kong, Chen, Zong, Hou, Hou, Wang, He, "Metric-Phase Fields: Decoupling Distance and
+       Sign for Thin-Structure Reconstruction from Unoriented Point Clouds", ICML 2026,
+       arXiv:2605.25503.
+    .. [2] Sitzmann et al., "Implicit Neural Representations with Periodic Activation
+       Functions" (SIREN), NeurIPS 2020, arXiv:2006.09661.
+    .. [3] Ben-Shabat et al., "DiGS: Divergence guided shape implicit neural representation
+       for unoriented point clouds", CVPR 2022, arXiv:2106.10811.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_icml26.surface import MPFSurface
+    >>> t = np.linspace(0, np.pi, 200)
+    >>> X = np.c_[np.cos(t), np.sin(t)]  # an open arc
+    >>> mpf = MPFSurface(hidden_width=16, head_width=8, max_epochs=2, batch_size=100,
+    ...                  warm_start_iter=10, random_state=0).fit(X)
+    >>> mpf.transform(X[:3]).shape
+    (3, 3)
+    >>> bool(mpf.beta_ > 0)
+    True
+    """
+
+    _parameter_constraints = {
+        "field": [StrOptions({"mpf", "sdf", "udf"})],
+        "hidden_width": [Interval(Integral, 1, None, closed="left")],
+        "n_layers": [Interval(Integral, 1, None, closed="left")],
+        "head_width": [Interval(Integral, 1, None, closed="left")],
+        "omega0": [Interval(Real, 0, None, closed="neither")],
+        "beta_init": [Interval(Real, 1e-3, None, closed="neither")],
+        "softplus_beta": [Interval(Real, 0, None, closed="neither")],
+        "loss_weights": [dict, None],
+        "align_magnitude": [Interval(Real, 0, None, closed="left")],
+        "far_alpha": [Interval(Real, 0, None, closed="neither")],
+        "near_k": [Interval(Integral, 1, None, closed="left")],
+        "near_scale": [Interval(Real, 0, None, closed="neither")],
+        "box_padding": [Interval(Real, 0, None, closed="left")],
+        "laplacian_fraction": [Interval(Real, 0, 1, closed="both")],
+        "laplacian_schedule": [tuple, list],
+        "warm_start_iter": [Interval(Integral, 0, None, closed="left")],
+        **TorchEstimatorMixin._torch_parameter_constraints,
+    }
+
+    def __init__(self, field="mpf", *, hidden_width=128, n_layers=2, head_width=64,
+                 omega0=10.0, beta_init=10.0, softplus_beta=1.0, loss_weights=None,
+                 align_magnitude=10.0, far_alpha=100.0, near_k=10, near_scale=4.0,
+                 box_padding=0.1, laplacian_fraction=0.25, laplacian_schedule=(0.2, 0.5),
+                 warm_start_iter=200, max_epochs=100, batch_size=1024, lr=2e-4,
+                 optimizer="adam", precision="float32", device="cpu", random_state=None,
+                 verbose=0):
+        self.field = field
+        self.hidden_width = hidden_width
+        self.n_layers = n_layers
+        self.head_width = head_width
+        self.omega0 = omega0
+        self.beta_init = beta_init
+        self.softplus_beta = softplus_beta
+        self.loss_weights = loss_weights
+        self.align_magnitude = align_magnitude
+        self.far_alpha = far_alpha
+        self.near_k = near_k
+        self.near_scale = near_scale
+        self.box_padding = box_padding
+        self.laplacian_fraction = laplacian_fraction
+        self.laplacian_schedule = laplacian_schedule
+        self.warm_start_iter = warm_start_iter
+        self.max_epochs = max_epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.optimizer = optimizer
+        self.precision = precision
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # -- sklearn plumbing --------------------------------------------------------------------
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = False
+        tags.input_tags.allow_nan = False
+        tags.non_deterministic = False
+        return tags
+
+    @classmethod
+    def _get_test_params(cls):
+        return [dict(hidden_width=8, head_width=8, n_layers=1, max_epochs=2, batch_size=16,
+                     warm_start_iter=2, precision="float64", random_state=0)]
+
+    @classmethod
+    def _get_smoke_data(cls):
+        from ..datasets import make_thin_shell
+
+        X, _ = make_thin_shell("open_arc", 120, random_state=0)
+        return X, None
+
+    # -- validation helpers ------------------------------------------------------------------
+    def _weights(self):
+        weights = dict(DEFAULT_LOSS_WEIGHTS)
+        if self.loss_weights is not None:
+            unknown = sorted(set(self.loss_weights) - set(DEFAULT_LOSS_WEIGHTS))
+            if unknown:
+                raise ValueError(f"loss_weights has unknown key(s) {unknown}; valid keys are "
+                                 f"{list(DEFAULT_LOSS_WEIGHTS)}.")
+            for key, value in self.loss_weights.items():
+                if not isinstance(value, Real) or not np.isfinite(value) or value < 0:
+                    raise ValueError(f"loss_weights[{key!r}] must be a non-negative finite "
+                                     f"number; got {value!r}.")
+            weights.update({k: float(v) for k, v in self.loss_weights.items()})
+        return weights
+
+    def _schedule(self):
+        sched = tuple(self.laplacian_schedule)
+        if (len(sched) != 2 or not all(isinstance(v, Real) for v in sched)
+                or not 0 <= sched[0] <= sched[1] <= 1):
+            raise ValueError("laplacian_schedule must be a pair (a, b) with 0 <= a <= b <= 1; "
+                             f"got {self.laplacian_schedule!r}.")
+        return float(sched[0]), float(sched[1])
+
+    def _check_normals(self, normals, n, d):
+        normals = np.asarray(normals, dtype=np.float64)
+        if normals.shape != (n, d):
+            raise ValueError(f"normals must have shape (n_samples, n_features) = ({n}, {d}); "
+                             f"got {normals.shape}.")
+        if not np.all(np.isfinite(normals)):
+            bad = np.flatnonzero(~np.all(np.isfinite(normals), axis=1))
+            raise ValueError(f"normals holds NaN or infinite values at row(s) "
+                             f"{bad[:10].tolist()}.")
+        norms = np.linalg.norm(normals, axis=1)
+        zero = np.flatnonzero(norms == 0)
+        if zero.size:
+            raise ValueError(f"normals has {zero.size} zero-length row(s) at index "
+                             f"{zero[:10].tolist()}; every normal must be non-zero.")
+        return normals / norms[:, None]
+
+    def _normalise(self, Q):
+        return (np.asarray(Q, dtype=np.float64) - self.center_) * self.scale_
+
+    # -- fit -------------------------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, normals=None):
+        """Fit the field to an unoriented point cloud.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points of the curve (d = 2) or surface (d = 3), any length unit; at least 2
+            distinct points spanning more than a line. Duplicate points are removed with a
+            warning.
+        y : None
+            Ignored.
+        normals : array-like of shape (n_samples, n_features), default=None
+            Optional unoriented normals (sign ignored); switch the normal term on. Routed as
+            metadata (``set_fit_request(normals=True)``) inside a Pipeline.
+
+        Returns
+        -------
+        self : MPFSurface
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` has fewer than 2 points, NaN/inf, zero extent (all points identical) or
+            zero extent in two or more directions (all points on a line), if ``normals`` has
+            the wrong shape or zero rows, or on invalid hyperparameters.
+        """
+        X = validate_data(self, X, dtype=np.float64)
+        n, d = X.shape
+        if n < 2:
+            raise ValueError(f"MPFSurface needs at least 2 points; got n_samples = {n}.")
+        weights = self._weights()
+        schedule = self._schedule()
+        if normals is not None:
+            normals = self._check_normals(normals, n, d)
+        _, first = np.unique(X, axis=0, return_index=True)
+        if first.size < n:
+            keep = np.sort(first)
+            warnings.warn(f"X holds {n - keep.size} duplicate point(s); fitting on the "
+                          f"{keep.size} distinct points.", UserWarning, stacklevel=2)
+            X = X[keep]
+            normals = normals[keep] if normals is not None else None
+            n = X.shape[0]
+            if n < 2:
+                raise ValueError(f"MPFSurface needs at least 2 distinct points; got "
+                                 f"{n} distinct point (n_samples = {n}).")
+        lo, hi = X.min(axis=0), X.max(axis=0)
+        half = float(np.max(hi - lo) / 2)
+        if not half > 0:
+            raise ValueError("X spans zero extent; cannot normalise (all points are "
+                             "identical).")
+        sv = np.linalg.svd(X - X.mean(axis=0), compute_uv=False)
+        rank = int(np.sum(sv > 1e-9 * sv[0]))
+        if d - rank >= 2:
+            raise ValueError(f"X spans zero extent in {d - rank} of its {d} directions (all "
+                             f"points lie on a {'line' if rank == 1 else f'{rank}-D plane'}); "
+                             "MPFSurface needs a point cloud of a curve (2-D) or a surface "
+                             "(3-D).")
+
+        self.center_ = (lo + hi) / 2
+        self.scale_ = _BOX / half
+        Xn = self._normalise(X)
+        tree = cKDTree(Xn)
+        k = min(self.near_k, n - 1)
+        dist, _ = tree.query(Xn, k=k + 1)
+        sigma = dist[:, k]
+        spacing = float(np.median(dist[:, 1]))
+        box_half = _BOX * (1 + self.box_padding)
+
+        cols = [Xn, sigma[:, None]] + ([normals] if normals is not None else [])
+        train = np.concatenate(cols, axis=1)
+        batch = n if self.batch_size == -1 else min(self.batch_size, n)
+        steps_per_epoch = math.ceil(n / batch)
+        total_steps = steps_per_epoch * self.max_epochs
+
+        self._d = d
+        self._fit_state = dict(weights=weights, tree=tree, box_half=box_half)
+        self._callback = _MPFTraining(
+            total_steps=total_steps, warm_start_iter=self.warm_start_iter,
+            warm_batch=2 * batch, lr=self.lr,
+            laplacian_points=math.ceil(self.laplacian_fraction * batch),
+            schedule=schedule, laplacian_weight=weights["laplacian"])
+        try:
+            self._fit_net(train, None)
+        finally:
+            del self._fit_state
+        callback = self._callback
+        del self._callback
+        self.net_.criterion_.tree = None  # training-only; the estimator keeps its own tree
+        self.module_ = self.net_.module_
+        self.module_.laplacian_points = 0
+        self._tree = tree
+        self.n_iter_ = int(callback.step_) - int(callback.stopped_)
+        hist = self.net_.history
+        self.loss_curve_ = np.array(
+            [[row.get(f"train_{key}", 0.0) for key in _TERMS] for row in hist
+             if "train_zero" in row], dtype=np.float64).reshape(-1, len(_TERMS))
+        if callback.stopped_:
+            warnings.warn(f"MPFSurface: the loss became non-finite at step {callback.step_}; "
+                          "training stopped and the last finite parameters were restored. "
+                          "Lower lr or the loss weights.", ConvergenceWarning, stacklevel=2)
+
+        self.bounds_ = np.stack([self.center_ - box_half / self.scale_,
+                                 self.center_ + box_half / self.scale_])
+        self.point_spacing_ = spacing / self.scale_
+        self.beta_ = float(self.module_.beta().detach()) if self.field == "mpf" else np.nan
+        if self.field != "sdf":
+            r = self._fields(X)["r"]
+            q = float(np.quantile(r, 0.99))
+            res = _DEFAULT_RESOLUTION.get(d, 128)
+            voxel = float(np.max(self.bounds_[1] - self.bounds_[0]) / (res - 1))
+            self.udf_level_ = q
+            self.trim_tau_ = q + max(self.point_spacing_, 0.5 * voxel)
+        else:
+            self.udf_level_ = np.nan
+            self.trim_tau_ = np.nan
+        return self
+
+    # -- adapter hooks -------------------------------------------------------------------------
+    def _build_module(self, n_features_in, n_outputs):
+        return _MPFModule(self._d, field=self.field, hidden_width=self.hidden_width,
+                          n_layers=self.n_layers, head_width=self.head_width,
+                          omega0=self.omega0, beta_init=self.beta_init,
+                          softplus_beta=self.softplus_beta, near_scale=self.near_scale,
+                          box_half=self._fit_state["box_half"])
+
+    def _build_criterion(self):
+        return _MPFCriterion(self.field, self._fit_state["weights"], self._fit_state["tree"],
+                             self.align_magnitude, self.far_alpha)
+
+    def _build_callbacks(self):
+        return [("mpf_training", self._callback)]
+
+    # -- field evaluation ------------------------------------------------------------------------
+    def _fields(self, Q, grads=False, chunk_size=32768):
+        """r, theta, P, phi (and grad_phi) at points Q (input units), float64 numpy."""
+        Qn = self._as_input(self._normalise(Q))
+        module = self.module_
+        module.eval()
+        parts = {}
+        for start in range(0, Qn.shape[0], chunk_size):
+            x = torch.as_tensor(Qn[start : start + chunk_size], device=self.device)
+            if grads:
+                with torch.enable_grad():
+                    out = module.fields(x, grads=True, create_graph=False)
+            else:
+                with torch.no_grad():
+                    out = module.fields(x)
+            for key in ("r", "theta", "P", "phi", "grad_phi"):
+                if key in out:
+                    parts.setdefault(key, []).append(
+                        out[key].detach().cpu().numpy().astype(np.float64))
+        res = {k: np.concatenate(v) for k, v in parts.items()}
+        for key in ("r", "theta", "phi"):
+            if key in res:
+                res[key] = res[key] / self.scale_
+        return res
+
+    def _check_query(self, Q):
+        check_is_fitted(self)
+        return validate_data(self, Q, reset=False, dtype=np.float64)
+
+    def decision_function(self, X):
+        """The fused field phi at query points (its zero set is the untrimmed surface).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query points, input units.
+
+        Returns
+        -------
+        phi : ndarray of shape (n_queries,)
+            ``phi = r tanh(beta theta) + theta`` in input units, float64; ``theta`` for
+            ``field="sdf"``; the unsigned ``r`` for ``field="udf"``.
+        """
+        X = self._check_query(X)
+        return self._fields(X)["phi"]
+
+    def transform(self, X):
+        """The learned fields at query points.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query points, input units.
+
+        Returns
+        -------
+        fields : ndarray of shape (n_queries, 3) or (n_queries, 1)
+            ``[r, theta, phi]`` for ``field="mpf"``, ``[phi]`` for ``"sdf"``, ``[r]`` for
+            ``"udf"``; input units, float64.
+        """
+        X = self._check_query(X)
+        out = self._fields(X)
+        if self.field == "mpf":
+            return np.stack([out["r"], out["theta"], out["phi"]], axis=1)
+        return (out["phi"] if self.field == "sdf" else out["r"])[:, None]
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the columns of :meth:`transform`.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Ignored (the output columns do not depend on the input names).
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+            ``["r", "theta", "phi"]``, ``["phi"]`` or ``["r"]``.
+        """
+        check_is_fitted(self)
+        names = {"mpf": ["r", "theta", "phi"], "sdf": ["phi"], "udf": ["r"]}[self.field]
+        return np.asarray(names, dtype=object)
+
+    @available_if(_has_metric)
+    def metric_field(self, X):
+        """The metric field r (a learned unsigned distance) at query points.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query points, input units.
+
+        Returns
+        -------
+        r : ndarray of shape (n_queries,)
+            ``r >= 0`` in input units, float64.
+        """
+        X = self._check_query(X)
+        return self._fields(X)["r"]
+
+    @available_if(_is_mpf)
+    def phase_field(self, X):
+        """The phase theta and the gate P = tanh(beta theta) at query points.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query points, input units.
+
+        Returns
+        -------
+        theta : ndarray of shape (n_queries,)
+            The signed phase, input units, float64.
+        P : ndarray of shape (n_queries,)
+            The gate in (-1, 1), dimensionless, float64.
+        """
+        X = self._check_query(X)
+        out = self._fields(X)
+        return out["theta"], out["P"]
+
+    def score(self, X, y=None):
+        """Minus the mean first-order distance of points to the untrimmed zero set.
+
+        ``-mean_i |phi(x_i)| / max(||grad phi(x_i)||, 1e-12)`` (``-mean_i r(x_i)`` for
+        ``field="udf"``). One-sided: it checks that held-out surface points lie on the zero
+        set and is blind to spurious surface elsewhere.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Held-out points of the surface, input units.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+            Negative distance, input units (higher is better).
+        """
+        X = self._check_query(X)
+        if self.field == "udf":
+            return -float(np.mean(self._fields(X)["r"]))
+        out = self._fields(X, grads=True)
+        norm = np.maximum(np.linalg.norm(out["grad_phi"], axis=1), 1e-12)
+        return -float(np.mean(np.abs(out["phi"]) / norm))
+
+    # -- extraction ----------------------------------------------------------------------------
+    def _grid(self, resolution, bounds, d):
+        if (isinstance(resolution, bool) or not isinstance(resolution, Integral)
+                or not 8 <= resolution <= 1024):
+            raise ValueError(f"resolution must be an integer in [8, 1024]; got {resolution!r}.")
+        if bounds is None:
+            bounds = self.bounds_
+        bounds = np.asarray(bounds, dtype=np.float64)
+        if bounds.shape != (2, d) or not np.all(np.isfinite(bounds)) or np.any(
+                bounds[0] >= bounds[1]):
+            raise ValueError(f"bounds must be an array of shape (2, {d}) = [lo, hi] with "
+                             f"lo < hi in every dimension; got {bounds.tolist()}.")
+        axes = [np.linspace(bounds[0, j], bounds[1, j], resolution) for j in range(d)]
+        spacing = (bounds[1] - bounds[0]) / (resolution - 1)
+        return bounds, axes, spacing
+
+    def _resolve_trim(self, trim, trim_tau):
+        if trim not in ("auto", "metric", "points", None):
+            raise ValueError(f"trim must be 'auto', 'metric', 'points' or None; got {trim!r}.")
+        if trim == "auto":
+            trim = "metric" if self.field == "mpf" else None
+        if trim == "metric" and self.field == "sdf":
+            raise ValueError("trim='metric' needs r, which field='sdf' does not learn; use "
+                             "trim='points' or None.")
+        tau = None
+        if trim == "metric":
+            tau = self.trim_tau_ if trim_tau is None else float(trim_tau)
+            if not tau > 0:
+                raise ValueError(f"trim_tau must be positive; got {trim_tau!r}.")
+        return trim, tau
+
+    def _grid_values(self, axes, chunk_size):
+        mesh = np.meshgrid(*axes, indexing="ij")
+        pts = np.stack([m.ravel() for m in mesh], axis=1)
+        key = "r" if self.field == "udf" else "phi"
+        vals = np.concatenate([self._fields(pts[s : s + chunk_size])[key]
+                               for s in range(0, len(pts), chunk_size)])
+        return vals.reshape(mesh[0].shape)
+
+    def _keep(self, centroids, trim, tau, spacing):
+        if trim is None or len(centroids) == 0:
+            return np.ones(len(centroids), dtype=bool)
+        if trim == "metric":
+            return self._fields(centroids)["r"] < tau
+        dist, _ = self._tree.query(self._normalise(centroids), k=1)
+        return dist / self.scale_ < max(2 * self.point_spacing_, float(np.max(spacing)))
+
+    def _level(self, level):
+        if level is None:
+            return float(self.udf_level_) if self.field == "udf" else 0.0
+        return float(level)
+
+    def extract_mesh(self, resolution=128, bounds=None, *, trim="auto", trim_tau=None,
+                     level=None, chunk_size=65536):
+        """Triangle mesh of the zero set by marching cubes, trimmed at open boundaries.
+
+        ``phi`` is evaluated on a ``resolution^3`` grid and meshed with
+        :func:`skimage.measure.marching_cubes`. ``trim="metric"`` keeps a face iff
+        ``r(centroid) < tau``; ``"points"`` iff the centroid lies within
+        ``max(2 h, voxel)`` of an input point; ``None`` keeps all; ``"auto"`` is
+        ``"metric"`` for ``field="mpf"`` and ``None`` otherwise.
+
+        Parameters
+        ----------
+        resolution : int, default=128
+            Grid points per axis, in [8, 1024].
+        bounds : array-like of shape (2, 3), default=None
+            Box ``[lo, hi]`` in input units; default ``bounds_``.
+        trim : {"auto", "metric", "points"} or None, default="auto"
+            Trimming rule.
+        trim_tau : float, default=None
+            Threshold of ``"metric"`` trimming in input units; default ``trim_tau_``.
+        level : float, default=None
+            Iso-level, input units; default 0 (``udf_level_`` for ``field="udf"``).
+        chunk_size : int, default=65536
+            Grid points per network call.
+
+        Returns
+        -------
+        vertices : ndarray of shape (n_vertices, 3)
+            Vertex coordinates, input units, float64.
+        faces : ndarray of shape (n_faces, 3)
+            Vertex indices of each triangle, int64.
+
+        Raises
+        ------
+        ValueError
+            If the estimator was fitted on points that are not 3-D, on a bad resolution,
+            bounds or trim (``"metric"`` with ``field="sdf"``).
+        """
+        check_is_fitted(self)
+        if self.n_features_in_ != 3:
+            raise ValueError(f"extract_mesh needs 3-D points; this MPFSurface was fitted on "
+                             f"{self.n_features_in_}-D points"
+                             + (" (use extract_curve)." if self.n_features_in_ == 2 else "."))
+        from skimage.measure import marching_cubes
+
+        bounds, axes, spacing = self._grid(resolution, bounds, 3)
+        trim, tau = self._resolve_trim(trim, trim_tau)
+        level = self._level(level)
+        vol = self._grid_values(axes, chunk_size)
+        empty = (np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64))
+        if not vol.min() < level < vol.max():
+            warnings.warn(f"the field does not cross level {level:g} inside the box "
+                          f"(range [{vol.min():.4g}, {vol.max():.4g}]); returning an empty "
+                          "mesh.", UserWarning, stacklevel=2)
+            return empty
+        verts, faces, _, _ = marching_cubes(vol, level=level, spacing=tuple(spacing))
+        verts = verts.astype(np.float64) + bounds[0]
+        faces = faces.astype(np.int64)
+        keep = self._keep(verts[faces].mean(axis=1), trim, tau, spacing)
+        faces = faces[keep]
+        used = np.unique(faces)
+        remap = np.full(len(verts), -1, dtype=np.int64)
+        remap[used] = np.arange(used.size)
+        return verts[used], remap[faces]
+
+    def extract_curve(self, resolution=256, bounds=None, *, trim="auto", trim_tau=None,
+                      level=None):
+        """Polylines of the zero set of a 2-D field, trimmed at open ends.
+
+        ``phi`` is evaluated on a ``resolution^2`` grid and contoured with
+        :func:`skimage.measure.find_contours`; trimming drops segments by the rule of
+        :meth:`extract_mesh` and splits polylines where segments go.
+
+        Parameters
+        ----------
+        resolution : int, default=256
+            Grid points per axis, in [8, 1024].
+        bounds : array-like of shape (2, 2), default=None
+            Box ``[lo, hi]`` in input units; default ``bounds_``.
+        trim : {"auto", "metric", "points"} or None, default="auto"
+            Trimming rule.
+        trim_tau : float, default=None
+            Threshold of ``"metric"`` trimming in input units; default ``trim_tau_``.
+        level : float, default=None
+            Iso-level, input units; default 0 (``udf_level_`` for ``field="udf"``).
+
+        Returns
+        -------
+        curves : list of ndarray of shape (m_i, 2)
+            Polylines in input units, float64 (closed ones repeat their first point).
+
+        Raises
+        ------
+        ValueError
+            If the estimator was fitted on points that are not 2-D, on a bad resolution,
+            bounds or trim.
+        """
+        check_is_fitted(self)
+        if self.n_features_in_ != 2:
+            raise ValueError(f"extract_curve needs 2-D points; this MPFSurface was fitted on "
+                             f"{self.n_features_in_}-D points"
+                             + (" (use extract_mesh)." if self.n_features_in_ == 3 else "."))
+        from skimage.measure import find_contours
+
+        bounds, axes, spacing = self._grid(resolution, bounds, 2)
+        trim, tau = self._resolve_trim(trim, trim_tau)
+        level = self._level(level)
+        grid = self._grid_values(axes, 65536)
+        if not grid.min() < level < grid.max():
+            warnings.warn(f"the field does not cross level {level:g} inside the box "
+                          f"(range [{grid.min():.4g}, {grid.max():.4g}]); returning no "
+                          "curve.", UserWarning, stacklevel=2)
+            return []
+        curves = []
+        for c in find_contours(grid, level):
+            c = c * spacing + bounds[0]
+            if len(c) < 2:
+                continue
+            keep = self._keep(0.5 * (c[1:] + c[:-1]), trim, tau, spacing)
+            start = None
+            for i, ok in enumerate(np.append(keep, False)):
+                if ok and start is None:
+                    start = i
+                elif not ok and start is not None:
+                    curves.append(c[start : i + 1].astype(np.float64))
+                    start = None
+        return curves
