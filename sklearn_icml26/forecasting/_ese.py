@@ -789,21 +789,23 @@ class ESERegressor(RegressorMixin, BaseEstimator):
 # PerSystemRegressor
 # --------------------------------------------------------------------------------------------
 def _fit_one(estimator, Wi, yi, scaling, k):
-    """Fit one system: returns (fitted estimator, resolved scaling)."""
-    scaling = _resolve_scaling(scaling, Wi[:, -1], Wi.mean(axis=1))
-    c = _scale(Wi, scaling)
+    """Fit one system on its newest k lags: returns (fitted estimator, resolved scaling)."""
+    Wk = Wi[:, Wi.shape[1] - k:]
+    scaling = _resolve_scaling(scaling, Wk[:, -1], Wk.mean(axis=1))
+    c = _scale(Wk, scaling)
     if scaling is not None:
         _check_scaled_training(c, scaling, "last value" if scaling == "last" else "mean value")
-    p = Wi.shape[1]
-    return clone(estimator).fit(Wi[:, p - k:] / c[:, None], yi / c), scaling
+    return clone(estimator).fit(Wk / c[:, None], yi / c), scaling
 
 
 class PerSystemRegressor(RegressorMixin, BaseEstimator):
     """One regressor per system on its own lags: the baseline that ESE is compared with.
 
-    System ``i``'s block of ``X`` (its window, oldest to newest) is scaled as in
-    :class:`ESERegressor` (newest value, window mean or none, resolved per system) and a clone of
-    ``estimator`` is fitted on its newest ``n_lags`` lags to predict the system's next value.
+    A clone of ``estimator`` is fitted on the newest ``n_lags`` lags of system ``i``'s block of
+    ``X`` to predict the system's next value. Features and target are divided by a scale
+    computed from those lags as in :class:`ESERegressor` (newest value, their mean or none,
+    resolved per system); a window whose scale is not positive is forecast by its newest
+    value (persistence, with a warning).
     Unlike :class:`~sklearn.multioutput.MultiOutputRegressor`, each model sees only its own
     system's ``n_lags`` columns.
 
@@ -944,13 +946,13 @@ class PerSystemRegressor(RegressorMixin, BaseEstimator):
         out = np.empty((X.shape[0], self.n_systems_))
         n_bad = 0
         for i, (est, scaling) in enumerate(zip(self.estimators_, self.scaling_, strict=True)):
-            Wi = W[:, i]
-            c = _scale(Wi, scaling)
+            Wk = W[:, i, p - k:]
+            c = _scale(Wk, scaling)
             bad = ~(c > 0)
             safe_c = np.where(bad, 1.0, c)
-            pred = safe_c * np.asarray(est.predict(Wi[:, p - k:] / safe_c[:, None]),
+            pred = safe_c * np.asarray(est.predict(Wk / safe_c[:, None]),
                                        dtype=np.float64).reshape(-1)
-            pred[bad] = Wi[bad, -1]
+            pred[bad] = Wk[bad, -1]
             n_bad += int(bad.sum())
             out[:, i] = pred
         if n_bad:

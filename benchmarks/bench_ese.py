@@ -1,0 +1,344 @@
+"""Benchmark of ESE (arXiv 2606.13285) against per-system models, AutoReg, VAR and the random walk.
+
+Protocol (../shared/specs/ese.md section 7): horizon 1; test = the last round(0.1 T) windows, train
+= all earlier ones. FX p = 100 (130 test rows), COVID-19 Victoria 20/79/320 p = 100 (26 test),
+the released synthetic panels 5/10/20 p = 20 (100 test). Scaling: make_interacting_systems(n, 500,
+random_state=0), n in {10, 100, 1000, 10000}, p = 10, 90 % train. Everything runs single-threaded
+(threadpoolctl) in one process; seconds are fit + predict.
+
+RMSE and MAE are means over systems of each system's raw-scale value; relRMSE is the mean over
+systems of RMSE_i / RMSE_i(random walk); speed-up is per-system X seconds / X+ESE seconds.
+
+``--quick`` (CI): FX with p = 20 and 30 test rows, synthetic-5, scaling n in {10, 100}, the
+Ridge pair only.
+"""
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # before numpy/sklearn load their thread pools
+
+import json  # noqa: E402
+import sys  # noqa: E402
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+from sklearn.compose import TransformedTargetRegressor  # noqa: E402
+from sklearn.ensemble import HistGradientBoostingRegressor  # noqa: E402
+from sklearn.linear_model import LinearRegression, RidgeCV  # noqa: E402
+from sklearn.model_selection import GridSearchCV, TimeSeriesSplit  # noqa: E402
+from sklearn.multioutput import MultiOutputRegressor  # noqa: E402
+from sklearn.neural_network import MLPRegressor  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+from statsmodels.tsa.api import VAR  # noqa: E402
+from statsmodels.tsa.ar_model import AutoReg, ar_select_order  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from sklearn_icml26.datasets import (  # noqa: E402
+    load_ese_covid_victoria,
+    load_ese_exchange_rates,
+    load_ese_synthetic,
+    make_interacting_systems,
+)
+from sklearn_icml26.forecasting import ESERegressor, PerSystemRegressor, sliding_window  # noqa: E402
+from sklearn_icml26.utils._benchmark import (  # noqa: E402
+    benchmark_parser,
+    markdown_table,
+    measure,
+    write_results,
+)
+
+_SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+if "SKLEARN_ICML26_DATA" not in os.environ and _SHARED.is_dir():
+    os.environ["SKLEARN_ICML26_DATA"] = str(_SHARED)
+
+DAMPING_GRID = [0.0, 0.1, 0.25, 0.5, 0.75, 1.0]
+COLUMNS = ["dataset", "method", "rmse", "mae", "rel_rmse", "fit_seconds", "peak_memory_mb",
+           "speedup", "rmse_over_rw"]
+
+
+def _ridge():
+    return RidgeCV(alphas=np.logspace(-6, 3, 10))
+
+
+def _hgb():
+    return HistGradientBoostingRegressor(random_state=0)
+
+
+def _mlp():
+    return TransformedTargetRegressor(
+        regressor=make_pipeline(StandardScaler(), MLPRegressor(
+            hidden_layer_sizes=(64,), early_stopping=True, max_iter=500, random_state=0)),
+        transformer=StandardScaler())
+
+
+PAIRS = {"RidgeCV": _ridge, "HistGradientBoostingRegressor": _hgb, "MLPRegressor": _mlp}
+
+
+# --------------------------------------------------------------------------------------------
+# anchors
+# --------------------------------------------------------------------------------------------
+def autoreg_per_system(Y_train, W_test):
+    """statsmodels AutoReg per system, order by AIC (maxlag 10, trend c), one-step forecasts."""
+    n = Y_train.shape[1]
+    out = np.empty((W_test.shape[0], n))
+    for i in range(n):
+        series = Y_train[:, i]
+        last = W_test[:, i, :]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                sel = ar_select_order(series, maxlag=10, ic="aic", trend="c")
+                lags = sel.ar_lags or []
+                params = AutoReg(series, lags=lags, trend="c").fit().params
+            pred = np.full(len(last), params[0])
+            for j, lag in enumerate(lags):
+                pred += params[1 + j] * last[:, -lag]
+        except (ValueError, np.linalg.LinAlgError):  # constant series: persistence
+            pred = last[:, -1].copy()
+        out[:, i] = pred
+    return out
+
+
+def var_forecast(Y_train, W_test):
+    """statsmodels VAR, order by AIC (maxlags 10), one-step forecasts from observed lags."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = VAR(Y_train).fit(maxlags=10, ic="aic")
+    k = res.k_ar
+    if k == 0:
+        return np.tile(res.params[0], (W_test.shape[0], 1))
+    return np.vstack([res.forecast(W_test[r, :, -k:].T, steps=1) for r in range(len(W_test))])
+
+
+def ese_cv():
+    return GridSearchCV(ESERegressor(), {"damping": DAMPING_GRID}, cv=TimeSeriesSplit(5),
+                        scoring="neg_root_mean_squared_error")
+
+
+# --------------------------------------------------------------------------------------------
+# one dataset
+# --------------------------------------------------------------------------------------------
+def _metrics(pred, truth, rw_rmse_i):
+    err = pred - truth
+    rmse_i = np.sqrt(np.mean(err**2, axis=0))
+    ok = rw_rmse_i > 0
+    return {"rmse": float(rmse_i.mean()), "mae": float(np.mean(np.abs(err))),
+            "rel_rmse": float(np.mean(rmse_i[ok] / rw_rmse_i[ok]))}
+
+
+def evaluate(dataset, Y, p, n_test, *, attributes=None, quick=False, full_mo_limit=2000,
+             mo_hgb=False, var=True, verbose=True):
+    """Rows of every method on one panel. ``attributes``: (n, m) static or (T, n, m)."""
+    X, y = sliding_window(Y, p)
+    n = Y.shape[1]
+    Xtr, ytr, Xte, yte = X[:-n_test], y[:-n_test], X[-n_test:], y[-n_test:]
+    Wte = Xte.reshape(n_test, n, p)
+    Y_train = Y[: p + len(Xtr)]  # every value observed before the first test target
+    rw_pred = Wte[:, :, -1]
+    rw_rmse_i = np.sqrt(np.mean((rw_pred - yte) ** 2, axis=0))
+    rows = []
+
+    def add(method, func, **extra):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = measure(func)
+        pred, info = m.result if isinstance(m.result, tuple) else (m.result, {})
+        row = {"dataset": dataset, "method": method, **_metrics(pred, yte, rw_rmse_i),
+               "fit_seconds": m.seconds, "peak_memory_mb": m.peak_memory_mb, **info, **extra}
+        rows.append(row)
+        if verbose:
+            print(f"  {dataset:<14} {method:<48} RMSE {row['rmse']:.4g}  {m.seconds:.3g} s",
+                  flush=True)
+        return row
+
+    def fit_predict(est, **predict_params):
+        return lambda: est.fit(Xtr, ytr).predict(Xte, **predict_params)
+
+    add("RandomWalk", lambda: rw_pred)
+    add("statsmodels.AutoReg (per system)", lambda: autoreg_per_system(Y_train, Wte))
+    if var and n <= 20:
+        add("statsmodels.VAR", lambda: var_forecast(Y_train, Wte))
+    if not quick and n * p <= full_mo_limit:
+        add("MultiOutputRegressor(RidgeCV)", fit_predict(MultiOutputRegressor(make_pipeline(
+            StandardScaler(), RidgeCV(alphas=np.logspace(-3, 4, 15))))))
+    if not quick and mo_hgb:
+        add("MultiOutputRegressor(HistGradientBoostingRegressor)",
+            fit_predict(MultiOutputRegressor(_hgb())))
+    pairs = {"RidgeCV": _ridge} if quick else PAIRS
+    for name, make in pairs.items():
+        per = add(f"PerSystemRegressor({name})", fit_predict(
+            PerSystemRegressor(make(), n_lags=min(14, p))))
+        ese = add(f"ESERegressor({name})", fit_predict(
+            ESERegressor(make(), aggregate_lags=min(14, p))))
+        ese["speedup"] = per["fit_seconds"] / ese["fit_seconds"]
+    add("ESERegressor", fit_predict(ESERegressor()))
+
+    def cv():
+        search = ese_cv().fit(Xtr, ytr)
+        return search.predict(Xte), {"best_damping": search.best_params_["damping"]}
+
+    add("ESERegressor-CV (damping)", cv)
+    add("ESERegressor(scaling=None, aggregate_lags=None)",
+        fit_predict(ESERegressor(scaling=None, aggregate_lags=None)))
+    if attributes is not None:
+        if attributes.ndim == 3:  # attributes at each test window's end
+            att_fit, att_pred = None, attributes[p - 1 + len(Xtr): p - 1 + len(X)]
+        else:
+            att_fit, att_pred = attributes, None
+        paper = ESERegressor(init="attributes", stop="ted")
+        add("ESERegressor(init='attributes', stop='ted') [paper]",
+            lambda: paper.fit(Xtr, ytr, system_attributes=att_fit).predict(
+                Xte, system_attributes=att_pred))
+    add("ESERegressor(init='zeros', stop='ted') [released]",
+        fit_predict(ESERegressor(init="zeros", stop="ted")))
+    for row in rows:
+        row["rmse_over_rw"] = row["rmse"] / rows[0]["rmse"]
+    return rows
+
+
+# --------------------------------------------------------------------------------------------
+# scaling in the number of systems
+# --------------------------------------------------------------------------------------------
+def scaling(sizes, hgb_max, verbose=True):
+    rows = []
+    for n in sizes:
+        Y, _, _ = make_interacting_systems(n, 500, random_state=0)
+        X, y = sliding_window(Y, 10)
+        n_train = int(0.9 * len(X))
+        Xtr, ytr, Xte, yte = X[:n_train], y[:n_train], X[n_train:], y[n_train:]
+        rw_rmse_i = np.sqrt(np.mean((Xte.reshape(len(Xte), n, 10)[:, :, -1] - yte) ** 2, axis=0))
+        models = {"ESERegressor": ESERegressor(),
+                  "PerSystemRegressor(LinearRegression)": PerSystemRegressor(LinearRegression())}
+        if n <= hgb_max:
+            models["PerSystemRegressor(HistGradientBoostingRegressor)"] = PerSystemRegressor(
+                _hgb())
+            models["ESERegressor(HistGradientBoostingRegressor)"] = ESERegressor(_hgb())
+        for name, est in models.items():
+            m = measure(lambda est, a, b, c: est.fit(a, b).predict(c), est, Xtr, ytr, Xte)
+            row = {"dataset": f"scaling-{n}", "method": name,
+                   **_metrics(m.result, yte, rw_rmse_i), "fit_seconds": m.seconds,
+                   "peak_memory_mb": m.peak_memory_mb, "n_systems": n}
+            rows.append(row)
+            if verbose:
+                print(f"  scaling-{n:<6} {name:<48} {m.seconds:.3g} s", flush=True)
+        del X, y, Xtr, Xte  # free the 374 MiB lag matrix of n = 10,000 before the next size
+    by = {(r["dataset"], r["method"]): r for r in rows}
+    for n in sizes:
+        ese = by[(f"scaling-{n}", "ESERegressor")]
+        ese["speedup"] = (by[(f"scaling-{n}", "PerSystemRegressor(LinearRegression)")]
+                          ["fit_seconds"] / ese["fit_seconds"])
+        key = (f"scaling-{n}", "ESERegressor(HistGradientBoostingRegressor)")
+        if key in by:
+            by[key]["speedup"] = (by[(f"scaling-{n}",
+                                      "PerSystemRegressor(HistGradientBoostingRegressor)")]
+                                  ["fit_seconds"] / by[key]["fit_seconds"])
+    return rows
+
+
+# --------------------------------------------------------------------------------------------
+# targets
+# --------------------------------------------------------------------------------------------
+def check_targets(rows):
+    by = {(r["dataset"], r["method"]): r for r in rows}
+
+    def get(dataset, method, key="rmse"):
+        row = by.get((dataset, method))
+        return None if row is None else row.get(key)
+
+    checks = []
+
+    def target(name, value, ok, ref):
+        if value is None:
+            return
+        checks.append({"target": name, "measured": value, "met": bool(ok), "spec": ref})
+
+    fx_ese, fx_cv, fx_rw = (get("FX-16", m) for m in
+                            ("ESERegressor", "ESERegressor-CV (damping)", "RandomWalk"))
+    if fx_ese is not None:
+        target("FX ESE RMSE = 6.01 +- 0.05", fx_ese, abs(fx_ese - 6.01) <= 0.05, "6.013")
+        target("FX ESE-CV RMSE <= RW 5.912", fx_cv, fx_cv <= 5.912, "5.896")
+    for d in ("COVID-20", "COVID-79", "COVID-319"):
+        ese, rw = get(d, "ESERegressor"), get(d, "RandomWalk")
+        if ese is not None:
+            target(f"{d} ESE <= 0.90 x RW", ese / rw, ese <= 0.90 * rw, "<= 0.90")
+    if get("COVID-319", "ESERegressor") is not None:
+        ese = get("COVID-319", "ESERegressor")
+        target("COVID-319 ESE <= 3.00", ese, ese <= 3.00, "2.960")
+        cv = get("COVID-319", "ESERegressor-CV (damping)")
+        target("COVID-319 ESE-CV <= 2.85", cv, cv <= 2.85, "2.777")
+        best_ese = min(get("COVID-319", f"ESERegressor({x})") for x in PAIRS)
+        best_per = min(get("COVID-319", f"PerSystemRegressor({x})") for x in PAIRS)
+        target("COVID-319 best X+ESE <= best per-system X", best_ese / best_per,
+               best_ese <= best_per, "2.934 vs 3.003")
+        ar = get("COVID-319", "statsmodels.AutoReg (per system)")
+        worst = max(get("COVID-319", m) for m in ["ESERegressor", "ESERegressor-CV (damping)"]
+                    + [f"ESERegressor({x})" for x in PAIRS])
+        target("COVID-319 every ESE variant beats per-system AutoReg", worst / ar, worst < ar,
+               "AutoReg 4.380")
+        for x in PAIRS:
+            s = get("COVID-319", f"ESERegressor({x})", "speedup")
+            target(f"COVID-319 speed-up {x}+ESE >= 10x", s, s >= 10, "92/301/258x")
+    cv10, var10 = get("Synthetic-10", "ESERegressor-CV (damping)"), get("Synthetic-10",
+                                                                          "statsmodels.VAR")
+    if cv10 is not None and var10 is not None:
+        target("Synthetic-10 ESE-CV <= 1.01 x VAR", cv10 / var10, cv10 <= 1.01 * var10,
+               "0.193/0.192")
+    e1k, e10k = (get(f"scaling-{n}", "ESERegressor", "fit_seconds") for n in (1000, 10000))
+    if e1k is not None and e10k is not None:
+        target("ESE seconds at 10,000 <= 15 x at 1,000", e10k / e1k, e10k <= 15 * e1k, "0.33/0.05")
+        target("ESE seconds at 10,000 <= 2", e10k, e10k <= 2, "0.33")
+        s = get("scaling-10000", "ESERegressor", "speedup")
+        target("per-system LinearRegression / ESE >= 50x at 10,000", s, s >= 50, "73x")
+    return checks
+
+
+def main(argv=None):
+    args = benchmark_parser(__doc__.splitlines()[0]).parse_args(argv)
+    quick = args.quick
+    rows = []
+    with threadpool_limits(1):
+        print("FX-16", flush=True)
+        fx = load_ese_exchange_rates()
+        if quick:
+            rows += evaluate("FX-16 (p=20)", fx.data.to_numpy(), 20, 30, quick=True,
+                             attributes=fx.attributes)
+        else:
+            rows += evaluate("FX-16", fx.data.to_numpy(), 100, 130, attributes=fx.attributes)
+            for level in (20, 79, 320):
+                covid = load_ese_covid_victoria(level)
+                Y = covid.data.to_numpy()
+                name = f"COVID-{Y.shape[1]}"
+                print(name, flush=True)
+                rows += evaluate(name, Y, 100, round(0.1 * len(Y)),
+                                 attributes=covid.attributes.to_numpy())
+        for n in (5,) if quick else (5, 10, 20):
+            synthetic = load_ese_synthetic(n)
+            Y = synthetic.data.to_numpy()
+            print(f"Synthetic-{n}", flush=True)
+            rows += evaluate(f"Synthetic-{n}", Y, 20, round(0.1 * len(Y)), quick=quick,
+                             mo_hgb=True, attributes=synthetic.attributes)
+        print("scaling", flush=True)
+        rows += scaling((10, 100) if quick else (10, 100, 1000, 10000),
+                        hgb_max=0 if quick else 1000)
+
+    checks = check_targets(rows)
+    print()
+    print(markdown_table(rows, COLUMNS))
+    if checks:
+        print()
+        print(markdown_table(checks, ["target", "measured", "met", "spec"]))
+    path = write_results("ese", rows, quick, path=args.output)
+    payload = json.loads(path.read_text())
+    payload["protocol"] = ("../shared/specs/ese.md section 7" + (" (--quick: FX p=20 with 30 test "
+                           "rows, synthetic-5, scaling n in {10, 100}, Ridge pair only)"
+                           if quick else ""))
+    payload["targets"] = checks
+    path.write_text(json.dumps(payload, indent=2, default=float) + "\n")
+    print(f"\nwrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
