@@ -1,6 +1,7 @@
 """Sphinx configuration. The API page is generated from ``all_estimators`` at build time."""
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -27,7 +28,9 @@ extensions = [
 ]
 
 autosummary_generate = True
-autodoc_default_options = {"members": True, "inherited-members": False}
+templates_path = ["_templates"]
+# Classes document their own members; inherited scikit-learn helpers (get_params,
+# set_*_request, ...) are left out (doc/_templates/autosummary/class.rst).
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 bibtex_bibfiles = ["references.bib"]
@@ -68,4 +71,46 @@ def _write_api_page():
     (HERE / "api.rst").write_text("\n".join(lines) + "\n")
 
 
+def _write_benchmarks_page():
+    """Write benchmarks.rst from the committed benchmarks/results/*.json (no hand-copied numbers)."""
+    from sklearn_icml26.utils._benchmark import load_results
+
+    def cell(value):
+        return format(value, ".4g") if isinstance(value, float) else str(value)
+
+    lines = ["Benchmarks", "==========", "",
+             "Each method against its anchors, measured side by side in one run by",
+             "``benchmarks/bench_<method>.py``; generated from ``benchmarks/results/*.json``.", ""]
+    results = load_results()
+    if not results:
+        lines.append("No benchmark results are committed yet.")
+    for name, payload in results.items():
+        rows = payload["rows"]
+        columns = list(dict.fromkeys(k for row in rows for k in row))
+        lines += [name, "-" * len(name), "", ".. list-table::", "   :header-rows: 1", ""]
+        for values in [columns] + [[row.get(c, "") for c in columns] for row in rows]:
+            lines.append("   * - " + cell(values[0]))
+            lines += [f"     - {cell(v)}" for v in values[1:]]
+        lines.append("")
+    (HERE / "benchmarks.rst").write_text("\n".join(lines) + "\n")
+
+
 _write_api_page()
+_write_benchmarks_page()
+
+_TRAILING_UNDERSCORE = re.compile(r"(?<=\w)_(?=[,)\]\s]|$)")
+
+
+def _escape_types(app, what, name, obj, options, lines):
+    """Escape names ending in "_" inside "name : type" lines (e.g. "(n_features_in_,)").
+
+    reStructuredText would read ``n_features_in_`` as a link to a target that does not exist.
+    """
+    for i, line in enumerate(lines):
+        head, sep, tail = line.partition(" : ")
+        if sep and head.strip() and " " not in head.strip():
+            lines[i] = head + sep + _TRAILING_UNDERSCORE.sub(r"\\_", tail)
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _escape_types, priority=100)

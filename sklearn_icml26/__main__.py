@@ -3,7 +3,10 @@
 ``demo [NAME ...]``
     run the registered demos (all of them by default) on their real data and print one table.
 ``benchmark NAME|all [--quick]``
-    run ``benchmarks/bench_<NAME>.py`` from the source checkout.
+    run ``benchmarks/bench_<NAME>.py`` from the source checkout; ``all`` (full runs) then
+    regenerates the README's benchmark tables from ``benchmarks/results/*.json``.
+``benchmark render``
+    only regenerate those tables.
 ``versions``
     print the system and dependency versions.
 """
@@ -75,7 +78,17 @@ def _demo(args):
     return 0
 
 
+def _render(args):
+    from .utils._benchmark import update_readme
+
+    changed = update_readme()
+    print("README.md benchmark tables " + ("regenerated." if changed else "already up to date."))
+    return 0
+
+
 def _benchmark(args):
+    if args.name == "render":
+        return _render(args)
     available = _available_benchmarks()
     if not BENCHMARK_DIR.is_dir():
         raise SystemExit(
@@ -93,6 +106,8 @@ def _benchmark(args):
             cmd.append("--quick")
         print(f"$ {' '.join(cmd)}", flush=True)
         status = subprocess.call(cmd) or status
+    if args.name == "all" and not args.quick:
+        _render(args)
     return status
 
 
@@ -119,7 +134,9 @@ def build_parser():
     demo.set_defaults(func=_demo)
 
     bench = sub.add_parser("benchmark", help="run benchmarks/bench_NAME.py (or all)")
-    bench.add_argument("name", help="benchmark name, or 'all'")
+    bench.add_argument(
+        "name", help="benchmark name, 'all', or 'render' (regenerate README tables from results)"
+    )
     bench.add_argument("--quick", action="store_true", help="seconds-long version (CI)")
     bench.set_defaults(func=_benchmark)
 

@@ -94,3 +94,14 @@ def test_show_versions(capsys):
     show_versions()
     out = capsys.readouterr().out
     assert "scikit-learn" in out and "torch" in out
+
+
+def test_readme_tables_match_committed_results(tmp_path):
+    from sklearn_icml26.utils._benchmark import update_readme
+
+    readme = cli.BENCHMARK_DIR.parent / "README.md"
+    copy = tmp_path / "README.md"
+    copy.write_text(readme.read_text())
+    assert not update_readme(copy), (
+        "README benchmark tables are stale: run `python -m sklearn_icml26 benchmark render`"
+    )
