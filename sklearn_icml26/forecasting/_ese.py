@@ -660,9 +660,9 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         init = self.init if init is None else init
         verbose = self.verbose if verbose is None else verbose
         W = self._windows(X)
+        attributes = self._check_attributes(system_attributes, X.shape[0], in_fit=False)
         if self.stop == "converge":
             return _closed_form_shares(W, self.damping), np.zeros(X.shape[0], dtype=np.int64)
-        attributes = self._check_attributes(system_attributes, X.shape[0], in_fit=False)
         if attributes is None:
             attributes = self.system_attributes_
         if init == "attributes" and attributes is None:

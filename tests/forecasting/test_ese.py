@@ -429,6 +429,8 @@ def test_bad_system_attributes():
         est.predict(X)
     with pytest.raises(ValueError, match=r"system_attributes has shape \(5, 4, 2\)"):
         est.predict(X, system_attributes=np.ones((5, 4, 2)))
+    with pytest.raises(ValueError, match=r"system_attributes has shape \(4,\)"):
+        ESERegressor().fit(X, y).predict(X, system_attributes=np.ones(4))  # unused, still checked
 
 
 def test_non_positive_totals():
