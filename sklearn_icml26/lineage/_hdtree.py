@@ -216,7 +216,7 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
         "pca_components": [Interval(Integral, 1, None, closed="left")],
         "nu": [Interval(Real, 0, None, closed="neither")],
         "exaggeration": [Interval(Real, 0, None, closed="left")],
-        "codebook_init": [StrOptions({"kmeans", "random"})],
+        "codebook_init": [StrOptions({"kmeans", "ward", "random"})],
         "ec_weight": [Interval(Real, 0, None, closed="left")],
         "fit_decoder": ["boolean"],
         "n_timesteps": [Interval(Integral, 2, None, closed="left")],
@@ -317,6 +317,8 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
         m = e_hat.shape[1]
         if self.codebook_init == "random":
             return rng.standard_normal((n_codes, m))
+        if self.codebook_init == "ward":
+            return self._ward_codebook(e_hat, rng)
         codes = np.zeros((n_codes, m))
         local = np.zeros(len(e_hat), dtype=np.int64)
         for level in range(self.n_levels):
@@ -338,6 +340,61 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
             d0 = ((e_hat - codes[off + first]) ** 2).sum(1)
             d1 = ((e_hat - codes[off + first + 1]) ** 2).sum(1)
             local = np.where(d1 < d0, first + 1, first)
+        return codes
+
+    def _ward_codebook(self, e_hat, rng, max_rows=4000):
+        """Codes from the top levels of Ward's dendrogram of the embedding.
+
+        The children of a code are the means of the two subtrees joined by the top merge of
+        its subtree, so the first splits follow the largest Ward gaps instead of halving a
+        cluster. Above ``max_rows`` rows, Ward runs on the centres of a k-means with
+        ``max_rows`` clusters (each row then belongs to its centre's subtree).
+        """
+        from scipy.cluster.hierarchy import linkage
+
+        m = e_hat.shape[1]
+        points, owner = e_hat, np.arange(len(e_hat))
+        unique = np.unique(e_hat, axis=0)
+        if len(unique) > max_rows:
+            km = KMeans(max_rows, n_init=1, random_state=int(rng.integers(2**31 - 1)))
+            owner = km.fit_predict(e_hat)
+            points = km.cluster_centers_
+        n_points = len(points)
+        codes = np.zeros((2 ** (self.n_levels + 1) - 2, m))
+        if n_points < 2:
+            node_children = np.empty((0, 2), dtype=np.int64)
+        else:
+            node_children = linkage(points, method="ward")[:, :2].astype(np.int64)
+        # members of every dendrogram node, built bottom-up on demand
+        members = {}
+
+        def rows_of(node):
+            if node not in members:
+                if node < n_points:
+                    members[node] = np.flatnonzero(owner == node)
+                else:
+                    a, b = node_children[node - n_points]
+                    members[node] = np.concatenate([rows_of(a), rows_of(b)])
+            return members[node]
+
+        root = 2 * n_points - 2 if n_points >= 2 else 0
+        nodes = [root]  # dendrogram node of each code of the previous level (root: virtual)
+        for level in range(self.n_levels):
+            off = level_offset(level)
+            next_nodes = []
+            for parent, node in enumerate(nodes):
+                first = off + 2 * parent
+                if node is not None and node >= n_points:
+                    pair = node_children[node - n_points]
+                    for k, child in enumerate(pair):
+                        codes[first + k] = e_hat[rows_of(child)].mean(axis=0)
+                    next_nodes += [int(pair[0]), int(pair[1])]
+                else:
+                    centre = (np.zeros(m) if level == 0
+                              else codes[level_offset(level - 1) + parent])
+                    codes[first:first + 2] = centre + 0.005 * rng.standard_normal((2, m))
+                    next_nodes += [node, None]
+            nodes = next_nodes
         return codes
 
     @_fit_context(prefer_skip_nested_validation=True)

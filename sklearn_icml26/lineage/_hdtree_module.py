@@ -58,6 +58,14 @@ def _block(n_in, n_out, act=True):
     return nn.Sequential(*layers)
 
 
+# Initial scale (BatchNorm weight) of z and e [our choice]. The last BatchNorm of each output
+# starts them at unit variance per dimension, well inside the width of the nu = 0.2 Student-t
+# kernel, so clusters touch; Adam at lr 5e-3 grows the BatchNorm weight by about lr per step,
+# too slowly for a few hundred steps. Measured on the planted 4-blob tree (tiny widths, 60
+# epochs, 3 seeds): ACC 0.76-0.91 with (1, 1), 0.98-1.0 with (1, 10), 0.998-1.0 with (3, 10).
+Z_SCALE, E_SCALE = 3.0, 10.0
+
+
 class Encoder(nn.Module):
     """MLP encoder: x -> (z, e) with z the latent (d_lat) and e the 2-D embedding (m)."""
 
@@ -68,6 +76,9 @@ class Encoder(nn.Module):
         layers += [_block(hidden, hidden, act=False), _block(hidden, latent, act=False)]
         self.backbone = nn.Sequential(*layers)
         self.head = nn.Sequential(_block(latent, head), _block(head, n_components, act=False))
+        with torch.no_grad():
+            self.backbone[-1][1].weight.fill_(Z_SCALE)
+            self.head[-1][1].weight.fill_(E_SCALE)
 
     def forward(self, x):
         z = self.backbone(x)
@@ -405,6 +416,9 @@ class StageCallback(Callback):
         self.entered_stage2_ = True
 
     # skorch hooks -----------------------------------------------------------------------
+    def on_train_begin(self, net, **kwargs):
+        self.snapshot_ = copy.deepcopy(net.module_.state_dict())
+
     def on_epoch_begin(self, net, **kwargs):
         epoch = len(net.history) - 1
         self.epoch_ = epoch
