@@ -630,6 +630,11 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
         schedule = self._schedule()
         if normals is not None:
             normals = self._check_normals(normals, n, d)
+        lo, hi = X.min(axis=0), X.max(axis=0)
+        half = float(np.max(hi - lo) / 2)
+        if not half > 0:
+            raise ValueError("X spans zero extent; cannot normalise (all points are "
+                             "identical).")
         _, first = np.unique(X, axis=0, return_index=True)
         if first.size < n:
             keep = np.sort(first)
@@ -642,10 +647,6 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
                 raise ValueError(f"MPFSurface needs at least 2 distinct points; got "
                                  f"{n} distinct point (n_samples = {n}).")
         lo, hi = X.min(axis=0), X.max(axis=0)
-        half = float(np.max(hi - lo) / 2)
-        if not half > 0:
-            raise ValueError("X spans zero extent; cannot normalise (all points are "
-                             "identical).")
         sv = np.linalg.svd(X - X.mean(axis=0), compute_uv=False)
         rank = int(np.sum(sv > 1e-9 * sv[0]))
         if d - rank >= 2:

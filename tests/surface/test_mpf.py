@@ -1,0 +1,376 @@
+"""Tests of MPFSurface (Metric-Phase Fields), its metrics, generators, loader and mesh I/O.
+
+Known answers follow shared/specs/mpf.md section 6. Fits are 2-D and small, except two tiny
+3-D fits for the watertight / open mesh checks.
+"""
+
+import hashlib
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from conftest import require_data
+from sklearn import config_context
+from sklearn.base import clone
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from sklearn_icml26.datasets import MPF_SHAPES, load_mpf_shape, make_thin_shell
+from sklearn_icml26.metrics import (
+    chamfer_distance,
+    f_score,
+    normal_consistency,
+    sample_mesh,
+    sample_polylines,
+)
+from sklearn_icml26.surface import DEFAULT_LOSS_WEIGHTS, MPFSurface, write_mesh
+from sklearn_icml26.surface._mpf import _MPFModule
+
+ARC = dict(hidden_width=64, batch_size=256, max_epochs=125, random_state=0)
+TINY = dict(hidden_width=16, head_width=8, n_layers=1, max_epochs=2, batch_size=64,
+            warm_start_iter=5, random_state=0)
+
+
+# ------------------------------------------------------------------------------------------
+# metrics: known answers
+# ------------------------------------------------------------------------------------------
+def _fibonacci_sphere(n):
+    i = np.arange(n) + 0.5
+    phi = np.arccos(1 - 2 * i / n)
+    theta = np.pi * (1 + 5**0.5) * i
+    return np.c_[np.cos(theta) * np.sin(phi), np.sin(theta) * np.sin(phi), np.cos(phi)]
+
+
+def _uniform_sphere(n, seed):
+    v = np.random.default_rng(seed).normal(size=(n, 3))
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_chamfer_known_answers_concentric_spheres_and_circles():
+    D = _fibonacci_sphere(5000)
+    np.testing.assert_allclose(chamfer_distance(D, 1.1 * D), 0.1, rtol=1e-12)
+    np.testing.assert_allclose(chamfer_distance(D, 1.1 * D, squared=True), 0.01, rtol=1e-12)
+    t = np.linspace(0, 2 * np.pi, 720, endpoint=False)
+    C = np.c_[np.cos(t), np.sin(t)]
+    np.testing.assert_allclose(chamfer_distance(0.5 * C, 0.8 * C), 0.3, rtol=1e-12)
+    np.testing.assert_allclose(chamfer_distance(0.5 * C, 0.8 * C, squared=True), 0.09,
+                               rtol=1e-12)
+    # independent samples: the nearest point is a little farther than the radial gap
+    cd = chamfer_distance(_uniform_sphere(20000, 0), 1.1 * _uniform_sphere(20000, 1))
+    assert 0.1 <= cd <= 0.102
+
+
+def test_chamfer_identity_symmetry_translation():
+    rng = np.random.default_rng(0)
+    A, B = rng.normal(size=(300, 3)), rng.normal(size=(200, 3))
+    assert chamfer_distance(A, A) == 0
+    assert chamfer_distance(A, B) == pytest.approx(chamfer_distance(B, A), rel=1e-14)
+    shift = np.array([0.03, -0.02, 0.01])
+    assert chamfer_distance(A, A + shift) <= np.linalg.norm(shift) + 1e-15
+
+
+def test_f_score_and_normal_consistency_known_answers():
+    D = _fibonacci_sphere(5000)
+    assert f_score(D, 1.1 * D, threshold=0.09) == 0
+    assert f_score(D, 1.1 * D, threshold=0.11) == 1
+    f, p, r = f_score(D, 1.1 * D[:2500], threshold=0.11, return_precision_recall=True)
+    assert r == 1 and 0.45 < p < 0.55 and f == pytest.approx(2 * p / (1 + p))
+    assert f_score(D, D, threshold=1e-9) == 1
+    radial = D.copy()
+    tangent = np.cross(D, [0.0, 0.0, 1.0]) + np.cross(D, [1.0, 0.0, 0.0]) * 1e-3
+    assert normal_consistency(D, radial, 1.1 * D, -radial) == pytest.approx(1.0)
+    assert normal_consistency(D, radial, 1.1 * D, tangent) == pytest.approx(0.0, abs=1e-6)
+    assert normal_consistency(D, radial, D, radial) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="zero-length"):
+        normal_consistency(D, np.zeros_like(D), D, radial)
+    with pytest.raises(ValueError, match="threshold"):
+        f_score(D, D, threshold=0)
+
+
+def test_samplers_area_and_length_uniform():
+    V = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 3], [1, 0, 3], [0, 1, 3]])
+    F = np.array([[0, 1, 2], [3, 4, 5]])
+    P, N = sample_mesh(V, F, 4000, random_state=0)
+    assert np.all(P[:, 0] + P[:, 1] <= 1 + 1e-12) and np.allclose(np.abs(N[:, 2]), 1)
+    assert abs(np.mean(P[:, 2] > 1) - 0.5) < 0.05  # two faces of equal area
+    curves = [np.array([[0.0, 0.0], [1.0, 0.0]]), np.array([[0.0, 1.0], [0.0, 4.0]])]
+    P, N = sample_polylines(curves, 4000, random_state=0)
+    assert abs(np.mean(P[:, 1] > 0.5) - 0.75) < 0.03  # lengths 1 and 3
+
+
+# ------------------------------------------------------------------------------------------
+# generators, loader, writer
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["open_hemisphere", "open_cylinder", "cube_plus_sheet",
+                                  "open_arc", "parallel_segments", "t_junction"])
+def test_make_thin_shell_geometry(name):
+    X, N = make_thin_shell(name, 6500, random_state=0)
+    assert X.shape == N.shape and np.allclose(np.linalg.norm(N, axis=1), 1)
+    half = (X.max(0) - X.min(0)) / 2
+    assert np.max(half) == pytest.approx(0.9, abs=0.01)
+    if name == "open_hemisphere":
+        r = np.linalg.norm(X - [0, 0, -0.45], axis=1)
+        np.testing.assert_allclose(r, 0.9, atol=1e-12)
+        assert X[:, 2].min() >= -0.45 - 1e-12
+    if name == "open_cylinder":
+        np.testing.assert_allclose(np.hypot(X[:, 0], X[:, 1]), 0.5 * 1.125, atol=1e-12)
+    if name == "cube_plus_sheet":  # sheet share = area 0.5 / 6.5
+        on_sheet = (np.abs(X[:, 0]) < 1e-12) & (X[:, 2] > 1e-9)
+        assert abs(on_sheet.mean() - 0.5 / 6.5) < 0.012
+    if name == "parallel_segments":
+        assert set(np.round(np.abs(X[:, 1]), 6)) == {0.0225}
+    noisy, _ = make_thin_shell(name, 6500, noise=0.01, random_state=0)
+    assert 0.005 < np.std(noisy - X) < 0.015
+
+
+@pytest.mark.real_data
+@pytest.mark.parametrize("name", MPF_SHAPES)
+def test_load_mpf_shape_matches_generator(name):
+    home = require_data(f"mpf/{name}.npz")
+    from sklearn_icml26.datasets._mpf import MPF_SHA256
+
+    digest = hashlib.sha256((home / "mpf" / f"{name}.npz").read_bytes()).hexdigest()
+    assert digest == MPF_SHA256[name]
+    data = load_mpf_shape(name)
+    assert data.points.shape == (20000, 3) and data.gt_points.shape == (100000, 3)
+    assert data.points.dtype == np.float64
+    X, _ = make_thin_shell(name, 20000, random_state=0)
+    # same geometry: every shared point is close to the generated shape
+    assert chamfer_distance(data.points, X) < 0.02
+
+
+def test_write_mesh_ply_and_obj(tmp_path):
+    V = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]])
+    F = np.array([[0, 1, 2], [0, 1, 3]])
+    ply = write_mesh(tmp_path / "m.ply", V, F).read_text().splitlines()
+    assert "element vertex 4" in ply and "element face 2" in ply and ply[-1] == "3 0 1 3"
+    obj = write_mesh(tmp_path / "m.obj", V, F).read_text().splitlines()
+    assert obj[1] == "v 0 0 0" and obj[-1] == "f 1 2 4"
+    with pytest.raises(ValueError, match=".ply or .obj"):
+        write_mesh(tmp_path / "m.stl", V, F)
+    with pytest.raises(ValueError, match="faces index"):
+        write_mesh(tmp_path / "m.ply", V, [[0, 1, 9]])
+
+
+# ------------------------------------------------------------------------------------------
+# fusion identities of the untrained module
+# ------------------------------------------------------------------------------------------
+def test_fusion_identities_and_gradient_formula():
+    torch.manual_seed(0)
+    module = _MPFModule(3, hidden_width=32, head_width=16).double()
+    x = torch.rand(500, 3, dtype=torch.float64) * 2 - 1
+    out = module.fields(x, grads=True)
+    r, th, phi = out["r"].detach(), out["theta"].detach(), out["phi"].detach()
+    assert torch.all(r >= 0)
+    assert torch.equal(torch.sign(phi), torch.sign(th))
+    assert torch.all(phi.abs() >= th.abs())
+    # autograd of phi itself against the closed form P grad r + (1 + beta r (1 - P^2)) grad th
+    xg = x.clone().requires_grad_(True)
+    direct = torch.autograd.grad(module.fields(xg)["phi"].sum(), xg)[0]
+    np.testing.assert_allclose(out["grad_phi"].detach().numpy(), direct.numpy(), rtol=1e-10,
+                               atol=1e-12)
+    with torch.no_grad():
+        module.beta_raw.fill_(-50.0)
+    assert float(module.beta().detach()) > 0
+
+
+# ------------------------------------------------------------------------------------------
+# 2-D known shapes
+# ------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def arc():
+    X, _ = make_thin_shell("open_arc", 2000, random_state=0)
+    G, _ = make_thin_shell("open_arc", 20000, random_state=1)
+    return X, G, MPFSurface(**ARC).fit(X)
+
+
+def _curve_cd(curves, G):
+    # 20000 samples (the spec says 100000): 2-D kd-tree queries far from a curve are slow
+    P, _ = sample_polylines(curves, 20000, random_state=0)
+    return chamfer_distance(P, G), f_score(P, G, threshold=0.01)
+
+
+def test_open_arc_recovered_within_chamfer_bound(arc):
+    X, G, est = arc
+    trimmed, f_trimmed = _curve_cd(est.extract_curve(256), G)
+    untrimmed, _ = _curve_cd(est.extract_curve(256, trim=None), G)
+    assert trimmed <= 0.012
+    assert trimmed <= 0.3 * untrimmed
+    assert f_trimmed >= 0.7
+    assert est.n_iter_ == 1000 and est.loss_curve_.shape == (125, 8)
+
+
+def test_trained_fields_sign_identity_beta_and_gradients(arc):
+    X, G, est = arc
+    rng = np.random.default_rng(0)
+    Q = rng.uniform(est.bounds_[0], est.bounds_[1], size=(2000, 2))
+    r, theta, phi = est.transform(Q).T
+    t2, P = est.phase_field(Q)
+    np.testing.assert_array_equal(t2, theta)
+    assert np.all(np.sign(phi) == np.sign(theta)) and np.all(np.abs(phi) >= np.abs(theta))
+    assert np.all(r >= 0) and np.all(np.abs(P) < 1)
+    assert est.beta_ > 0 and est.module_.beta().item() == pytest.approx(est.beta_)
+    # gradients near the surface are bounded and non-vanishing (unlike a UDF)
+    near = X[:500] + 0.01 * rng.normal(size=(500, 2))
+    g = est._fields(near, grads=True)["grad_phi"]
+    norm = np.linalg.norm(g, axis=1)
+    assert np.quantile(norm, 0.99) < 5 and np.median(norm) > 0.5
+    assert -est.score(G[:2000]) < 0.01  # held-out points lie on the zero set
+
+
+def test_sdf_ablation_closes_the_arc():
+    X, _ = make_thin_shell("open_arc", 2000, random_state=0)
+    G, _ = make_thin_shell("open_arc", 20000, random_state=1)
+    est = MPFSurface(field="sdf", **{**ARC, "max_epochs": 60}).fit(X)
+    assert est.transform(X[:5]).shape == (5, 1) and not hasattr(est, "metric_field")
+    cd, _ = _curve_cd(est.extract_curve(256, trim=None), G)
+    assert cd >= 0.04
+
+
+def test_closed_circle_sign_and_metric_field():
+    t = np.random.default_rng(0).uniform(0, 2 * np.pi, 1000)
+    X = 0.5 * np.c_[np.cos(t), np.sin(t)]
+    est = MPFSurface(**{**ARC, "max_epochs": 60}).fit(X)
+    theta, _ = est.phase_field(np.array([[0.0, 0.0], [0.8, 0.0], [0.0, -0.85]]))
+    assert theta[0] * theta[1] < 0 and theta[0] * theta[2] < 0
+    s = np.linspace(0, 2 * np.pi, 20000, endpoint=False)
+    cd, _ = _curve_cd(est.extract_curve(256), 0.5 * np.c_[np.cos(s), np.sin(s)])
+    assert cd <= 0.01
+    rng = np.random.default_rng(1)
+    Q = rng.uniform(est.bounds_[0], est.bounds_[1], size=(4000, 2))
+    d_x = np.min(np.linalg.norm(Q[:, None] - X[None, ::2], axis=2), axis=1)
+    Q, d_x = Q[d_x > 0.1][:200], d_x[d_x > 0.1][:200]
+    r = est.metric_field(Q)
+    assert np.all(r >= 0)
+    assert np.median(np.abs(r - d_x) / d_x) <= 0.25
+
+
+# ------------------------------------------------------------------------------------------
+# determinism, routing, 3-D meshes
+# ------------------------------------------------------------------------------------------
+def test_same_random_state_same_fields_and_udf_ablation():
+    X, _ = make_thin_shell("t_junction", 400, random_state=0)
+    a = MPFSurface(**TINY).fit(X)
+    b = MPFSurface(**TINY).fit(X)
+    np.testing.assert_array_equal(a.transform(X), b.transform(X))
+    c = MPFSurface(**{**TINY, "random_state": 1}).fit(X)
+    assert not np.allclose(a.transform(X), c.transform(X))
+    u = MPFSurface(field="udf", **TINY).fit(X)
+    assert u.transform(X).shape == (400, 1) and not hasattr(u, "phase_field")
+    np.testing.assert_array_equal(u.decision_function(X), u.metric_field(X))
+    assert np.isnan(u.beta_) and u.udf_level_ > 0
+
+
+def test_normals_are_routed_through_a_pipeline():
+    X, N = make_thin_shell("parallel_segments", 300, random_state=0)
+    with config_context(enable_metadata_routing=True):
+        est = MPFSurface(**TINY).set_fit_request(normals=True)
+        pipe = make_pipeline(FunctionTransformer(), est).fit(X, normals=N)
+    assert pipe[-1].loss_curve_[:, 5].min() > 0  # the normal term was on
+    plain = clone(est).fit(X)
+    assert np.all(plain.loss_curve_[:, 5] == 0)
+    with pytest.raises(ValueError, match=r"normals must have shape \(n_samples, n_features\) "
+                                         r"= \(300, 2\); got \(299, 2\)"):
+        MPFSurface(**TINY).fit(X, normals=N[:-1])
+    N0 = N.copy()
+    N0[[3, 7]] = 0
+    with pytest.raises(ValueError, match=r"zero-length row\(s\) at index \[3, 7\]"):
+        MPFSurface(**TINY).fit(X, normals=N0)
+
+
+def _boundary_edges(faces):
+    edges = np.sort(np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]]),
+                    axis=1)
+    _, counts = np.unique(edges, axis=0, return_counts=True)
+    return counts
+
+
+def test_meshes_watertight_when_closed_open_when_open(tmp_path):
+    params = dict(hidden_width=32, head_width=16, max_epochs=4, batch_size=500,
+                  random_state=0)
+    S = 0.9 * _uniform_sphere(2000, 0)
+    closed = MPFSurface(**params).fit(S)
+    V, F = closed.extract_mesh(32, trim=None)
+    assert len(F) > 100 and np.all(_boundary_edges(F) == 2)  # every edge in two faces
+    H, _ = make_thin_shell("open_hemisphere", 2000, random_state=0)
+    open_ = MPFSurface(**params).fit(H)
+    V, F = open_.extract_mesh(32, trim="points")
+    counts = _boundary_edges(F)
+    assert np.any(counts == 1)  # a rim
+    assert np.all(V[:, 2] > -0.45 - 0.15)  # no closing cap below the rim
+    P, _ = sample_mesh(V, F, 5000, random_state=0)
+    assert chamfer_distance(P, H) < 0.1  # coarse: 16 steps, 32^3 grid
+    out = write_mesh(tmp_path / "h.ply", V, F)
+    assert out.stat().st_size > 0
+
+
+# ------------------------------------------------------------------------------------------
+# bad input
+# ------------------------------------------------------------------------------------------
+def test_bad_input_messages():
+    X, _ = make_thin_shell("open_arc", 200, random_state=0)
+    with pytest.raises(ValueError, match="at least 2 points; got n_samples = 1"):
+        MPFSurface(**TINY).fit(X[:1])
+    Xn = X.copy()
+    Xn[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        MPFSurface(**TINY).fit(Xn)
+    Xi = X.copy()
+    Xi[5, 0] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        MPFSurface(**TINY).fit(Xi)
+    with pytest.raises(ValueError, match="X spans zero extent; cannot normalise"):
+        MPFSurface(**TINY).fit(np.ones((50, 3)))
+    t = np.linspace(0, 1, 50)[:, None]
+    with pytest.raises(ValueError, match="zero extent in 2 of its 3 directions"):
+        MPFSurface(**TINY).fit(t * [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="unknown key"):
+        MPFSurface(loss_weights={"eikonl": 1.0}, **TINY).fit(X)
+    with pytest.raises(ValueError, match="laplacian_schedule"):
+        MPFSurface(laplacian_schedule=(0.6, 0.5), **TINY).fit(X)
+    with pytest.raises(ValueError, match="'field' parameter"):
+        MPFSurface(field="nerf").fit(X)
+
+    est = MPFSurface(**TINY).fit(X)
+    with pytest.raises(ValueError, match="extract_mesh needs 3-D points; this MPFSurface "
+                                         r"was fitted on 2-D points \(use extract_curve\)"):
+        est.extract_mesh()
+    with pytest.raises(ValueError, match=r"resolution must be an integer in \[8, 1024\]"):
+        est.extract_curve(4)
+    with pytest.raises(ValueError, match="bounds must be an array of shape"):
+        est.extract_curve(16, bounds=[[0, 0], [0, 1]])
+    with pytest.raises(ValueError, match="3 features"):
+        est.transform(np.zeros((2, 3)))
+    with pytest.warns(UserWarning, match="does not cross level"):
+        assert est.extract_curve(16, level=1e6) == []
+    sdf = MPFSurface(field="sdf", **TINY).fit(X)
+    with pytest.raises(ValueError, match="trim='metric' needs r, which field='sdf' does not"):
+        sdf.extract_curve(16, trim="metric")
+    X3, _ = make_thin_shell("open_cylinder", 200, random_state=0)
+    est3 = MPFSurface(**TINY).fit(X3)
+    with pytest.raises(ValueError, match=r"extract_curve needs 2-D points.*use extract_mesh"):
+        est3.extract_curve()
+    with pytest.warns(UserWarning, match="does not cross level"):
+        V, F = est3.extract_mesh(8, level=1e6)
+    assert V.shape == (0, 3) and F.shape == (0, 3)
+
+
+def test_duplicates_are_removed_with_a_note_and_a_flat_patch_is_valid():
+    X, _ = make_thin_shell("open_arc", 300, random_state=0)
+    with pytest.warns(UserWarning, match="X holds 100 duplicate point"):
+        est = MPFSurface(**TINY).fit(np.vstack([X, X[:100]]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ref = MPFSurface(**TINY).fit(X)
+    np.testing.assert_array_equal(est.transform(X), ref.transform(X))
+    # a flat open patch (zero extent in one direction) is a valid surface
+    rng = np.random.default_rng(0)
+    patch = np.c_[rng.uniform(-1, 1, size=(1500, 2)), np.zeros(1500)]
+    flat = MPFSurface(hidden_width=32, head_width=16, max_epochs=4, batch_size=500,
+                      random_state=0).fit(patch)
+    V, F = flat.extract_mesh(24, trim="points")
+    assert len(F) > 50
+    assert np.median(np.abs(V[:, 2])) < 0.05
+    assert set(DEFAULT_LOSS_WEIGHTS) == {"zero", "far", "metric", "eikonal", "align", "normal",
+                                         "laplacian", "phase"}
