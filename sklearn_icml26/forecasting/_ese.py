@@ -26,11 +26,6 @@ from ..utils import progress_bar
 
 __all__ = ["ESERegressor", "PerSystemRegressor", "last_window", "sliding_window"]
 
-_REFERENCE = (
-    'Xu, Song, Gao, Liu. "Once-for-All: Scalable Simultaneous Forecasting via Equilibrium '
-    'State Estimation". ICML 2026, arXiv:2606.13285.'
-)
-
 
 # --------------------------------------------------------------------------------------------
 # windows
