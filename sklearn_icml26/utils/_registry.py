@@ -43,3 +43,4 @@ class Demo:
 # name -> Demo; each method adds its line here
 DEMOS = {}
 DEMOS["ese"] = Demo("ese", "ESE vs random walk and per-system Ridge, COVID-19 Victoria (319 regions)", "ese_xu2026", "sklearn_icml26.forecasting._ese:run_demo")  # noqa: E501
+DEMOS["longitudinal"] = Demo("longitudinal", "DynamicRA effect per period vs Lin (HC2), BtheB and respiratory trials", "longitudinal_rct", "sklearn_icml26.treatment_effects._demo:run_demo")  # noqa: E501
