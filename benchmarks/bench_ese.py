@@ -17,7 +17,6 @@ import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # before numpy/sklearn load their thread pools
 
-import json  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
@@ -350,12 +349,9 @@ def main(argv=None):
     if checks:
         print()
         print(markdown_table(checks, ["target", "measured", "met", "spec"]))
-    path = write_results("ese", rows, quick, path=args.output)
-    payload = json.loads(path.read_text())
-    payload["protocol"] = ("../shared/specs/ese.md section 7" + (" (--quick: FX p=20 with 30 test "
-                           "rows, synthetic-5, scaling n in {10, 100}, Ridge pair only)"
-                           if quick else ""))
-    payload["notes"] = [
+    protocol = ("../shared/specs/ese.md section 7" + (" (--quick: FX p=20 with 30 test "
+                "rows, synthetic-5, scaling n in {10, 100}, Ridge pair only)" if quick else ""))
+    notes = [
         "fit_seconds: fit + predict of an untraced call, single-threaded (threadpoolctl, "
         "OMP_NUM_THREADS=1), on a machine shared with other jobs.",
         f"peak_memory_mb: tracemalloc peak of a second, traced call; only for calls under "
@@ -365,8 +361,8 @@ def main(argv=None):
         "depends on it.",
         "sktime TopdownReconciler rows: sktime is not installed (optional), skipped.",
     ]
-    payload["targets"] = checks
-    path.write_text(json.dumps(payload, indent=2, default=float) + "\n")
+    path = write_results("ese", rows, quick, path=args.output, targets=checks,
+                         protocol=protocol, notes=notes)
     print(f"\nwrote {path}")
     return 0
 

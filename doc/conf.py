@@ -71,12 +71,20 @@ def _write_api_page():
     (HERE / "api.rst").write_text("\n".join(lines) + "\n")
 
 
+def _list_table(rows, columns):
+    def cell(value):
+        return format(value, ".4g") if isinstance(value, float) else str(value)
+
+    lines = [".. list-table::", "   :header-rows: 1", ""]
+    for values in [columns] + [[row.get(c, "") for c in columns] for row in rows]:
+        lines.append("   * - " + cell(values[0]))
+        lines += [f"     - {cell(v)}" for v in values[1:]]
+    return lines + [""]
+
+
 def _write_benchmarks_page():
     """Write benchmarks.rst from the committed benchmarks/results/*.json (no hand-copied numbers)."""
     from sklearn_icml26.utils._benchmark import load_results
-
-    def cell(value):
-        return format(value, ".4g") if isinstance(value, float) else str(value)
 
     lines = ["Benchmarks", "==========", "",
              "Each method against its anchors, measured side by side in one run by",
@@ -86,12 +94,14 @@ def _write_benchmarks_page():
         lines.append("No benchmark results are committed yet.")
     for name, payload in results.items():
         rows = payload["rows"]
-        columns = list(dict.fromkeys(k for row in rows for k in row))
-        lines += [name, "-" * len(name), "", ".. list-table::", "   :header-rows: 1", ""]
-        for values in [columns] + [[row.get(c, "") for c in columns] for row in rows]:
-            lines.append("   * - " + cell(values[0]))
-            lines += [f"     - {cell(v)}" for v in values[1:]]
-        lines.append("")
+        lines += [name, "-" * len(name), ""]
+        if payload.get("protocol"):
+            lines += [f"Protocol: {payload['protocol']}", ""]
+        if payload.get("targets"):
+            lines += ["Targets of the spec:", ""]
+            lines += _list_table(payload["targets"], ["target", "spec", "measured", "met"])
+        lines += _list_table(rows, list(dict.fromkeys(k for row in rows for k in row)))
+        lines += [f"* {note}" for note in payload.get("notes", [])] + [""]
     (HERE / "benchmarks.rst").write_text("\n".join(lines) + "\n")
 
 

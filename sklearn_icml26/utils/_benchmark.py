@@ -89,7 +89,7 @@ def machine_info():
     return info
 
 
-def write_results(name, rows, quick, path=None):
+def write_results(name, rows, quick, path=None, *, targets=None, protocol=None, notes=None):
     """Write the result file of benchmark ``name`` and return its path.
 
     Parameters
@@ -103,6 +103,13 @@ def write_results(name, rows, quick, path=None):
         they never overwrite the committed full results.
     path : str or path-like, default=None
         Where to write; default ``benchmarks/results/<name>[_quick].json``.
+    targets : list of dict, default=None
+        The spec's targets checked on this run, each ``{"target": str, "measured": float,
+        "met": bool, "spec": str}``; the README's summary shows them.
+    protocol : str, default=None
+        What was run (the spec section, and how ``--quick`` or a reduced run differs).
+    notes : list of str, default=None
+        How numbers were measured, what was left out and why.
 
     Returns
     -------
@@ -118,6 +125,9 @@ def write_results(name, rows, quick, path=None):
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"benchmark": name, "quick": bool(quick), "machine": machine_info(), "rows": rows}
+    for key, value in (("protocol", protocol), ("notes", notes), ("targets", targets)):
+        if value is not None:
+            payload[key] = value
     path.write_text(json.dumps(payload, indent=2, default=float) + "\n")
     return path
 
@@ -199,7 +209,10 @@ def load_results(results_dir=None):
 
 
 def render_tables(results):
-    """The markdown tables of every benchmark, one section each.
+    """The README's summary of every benchmark, one section each.
+
+    A benchmark that records the spec's targets (``targets``) is summarised by them (target,
+    spec, measured, met); otherwise by all its rows. The full tables are in the docs.
 
     Parameters
     ----------
@@ -216,10 +229,16 @@ def render_tables(results):
     parts = []
     for name, payload in results.items():
         machine = payload.get("machine", {})
+        rows, targets = payload["rows"], payload.get("targets")
         parts.append(f"### {name}\n")
-        parts.append(f"{machine.get('cpu_count', '?')} CPUs, {machine.get('platform', '')}; "
-                     f"file `benchmarks/results/{name}.json`.\n")
-        parts.append(markdown_table(payload["rows"]) + "\n")
+        what = (f"{sum(t['met'] for t in targets)} of {len(targets)} targets met"
+                if targets else f"{len(rows)} rows")
+        parts.append(f"{what}; {len(rows)} (dataset, method) rows in "
+                     f"`benchmarks/results/{name}.json`; {machine.get('cpu_count', '?')} CPUs.\n")
+        if targets:
+            parts.append(markdown_table(targets, ["target", "spec", "measured", "met"]) + "\n")
+        else:
+            parts.append(markdown_table(rows) + "\n")
     return "\n".join(parts)
 
 
