@@ -1,0 +1,280 @@
+"""HDTreeLineage vs Ward and diffusion pseudotime on digits, Paul15 and krumsiek11.
+
+Protocol (spec section 7): digits (HDTree with n_clusters=10 vs Ward on raw pixels, on
+PCA(50) and on HDTree's own embedding; dendrogram purity on 10-leaf trees, Ward's full-tree
+DP, LP, ACC, NMI); Paul15 (count pipeline; HDTree on genes, anchors on PCA 30; Spearman and
+Kendall against Slingshot per lineage on rows of weight 1, branch ACC/NMI of the 2-cut on
+erythrocytes vs GMP/monocytes/neutrophils/basophils, 7-cut DP/LP/ACC/NMI vs cell types,
+Ward(7); the DPT recipe and scanpy's DPT when scanpy imports); krumsiek11 (z-scored; 5-cut,
+4-cut on the fate rows, Spearman with time; Ward, DPT). Generator: reconstruction L1 of
+HDTree's decoder (global min-max scaling, x D) against the mean of the row's deepest code.
+
+``--quick``: 20 epochs, 1 seed, 500 digits, no scanpy.
+"""
+
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+from sklearn.cluster import AgglomerativeClustering
+from sklearn.datasets import load_digits
+from sklearn.decomposition import PCA
+from sklearn.metrics import normalized_mutual_info_score as nmi
+from sklearn.preprocessing import StandardScaler
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sklearn_icml26.datasets import load_krumsiek11, load_paul15  # noqa: E402
+from sklearn_icml26.lineage import HDTreeLineage, make_count_pipeline  # noqa: E402
+from sklearn_icml26.lineage._dpt import diffusion_pseudotime  # noqa: E402
+from sklearn_icml26.metrics import (  # noqa: E402
+    cluster_accuracy,
+    dendrogram_from_children,
+    dendrogram_purity,
+    leaf_purity,
+    pseudotime_correlation,
+)
+from sklearn_icml26.utils._benchmark import (  # noqa: E402
+    benchmark_parser,
+    markdown_table,
+    measure,
+    write_results,
+)
+
+COLUMNS = ["dataset", "method", "seed", "DP", "DP_full", "LP", "ACC", "NMI", "branch_ACC",
+           "branch_NMI", "fate4_ACC", "rho_L1", "tau_L1", "rho_L2", "tau_L2", "rho", "tau",
+           "recon_L1", "recon_L1_code_mean", "fit_seconds", "peak_memory_mb", "DP / Ward DP"]
+
+
+def _ward(X, k):
+    return AgglomerativeClustering(linkage="ward", n_clusters=k, compute_full_tree=True).fit(X)
+
+
+def _ward_row(dataset, method, X, y, k, seconds=None, memory=None):
+    m = measure(_ward, X, k)
+    ward = m.result
+    n = len(X)
+    return {
+        "dataset": dataset, "method": method,
+        "DP": dendrogram_purity(y, *dendrogram_from_children(ward.children_, n, k)),
+        "DP_full": dendrogram_purity(y, *dendrogram_from_children(ward.children_, n)),
+        "LP": leaf_purity(y, ward.labels_), "ACC": cluster_accuracy(y, ward.labels_),
+        "NMI": nmi(y, ward.labels_),
+        "fit_seconds": m.seconds if seconds is None else seconds,
+        "peak_memory_mb": m.peak_memory_mb if memory is None else memory,
+    }, ward
+
+
+def _hdtree_flat(model, y, k, labels=None):
+    labels = model.cut(k) if labels is None else labels
+    return {"DP": dendrogram_purity(y, *model.dendrogram(k)), "LP": leaf_purity(y, labels),
+            "ACC": cluster_accuracy(y, labels), "NMI": nmi(y, labels)}
+
+
+def _recon(model, X, rng_seed=0, max_rows=500):
+    """L1 of reconstruct() and of the deepest code's mean, on min-max scaled features, x D."""
+    rows = np.random.default_rng(rng_seed).permutation(len(X))[:max_rows]
+    Xs = X[rows]
+    lo, hi = X.min(), X.max()
+    scale = hi - lo if hi > lo else 1.0
+    rec = model.reconstruct(Xs, random_state=rng_seed)
+    leaf = model.apply(Xs)[:, -1]
+    train_leaf = model.paths_[:, -1]
+    means = np.stack([X[train_leaf == c].mean(0) if np.any(train_leaf == c) else X.mean(0)
+                      for c in leaf])
+    D = X.shape[1]
+    return (float(np.abs((rec - Xs) / scale).mean() * D),
+            float(np.abs((means - Xs) / scale).mean() * D))
+
+
+def bench_digits(quick, seeds, epochs):
+    X, y = load_digits(return_X_y=True)
+    if quick:
+        X, y = X[:500], y[:500]
+    rows = []
+    ward_raw, _ = _ward_row("digits", "Ward (raw pixels)", X, y, 10)
+    rows.append(ward_raw)
+    pca = PCA(50, random_state=0).fit_transform(X)
+    rows.append(_ward_row("digits", "Ward (PCA 50)", pca, y, 10)[0])
+    for seed in seeds:
+        params = {"n_clusters": 10, "random_state": seed}
+        if epochs is not None:
+            params["max_epochs"] = epochs
+        m = measure(HDTreeLineage(**params).fit, X)
+        model = m.result
+        row = {"dataset": "digits", "method": "HDTreeLineage", "seed": seed,
+               **_hdtree_flat(model, y, 10, model.labels_),
+               "DP_full": dendrogram_purity(y, *model.dendrogram()),
+               "fit_seconds": m.seconds, "peak_memory_mb": m.peak_memory_mb}
+        row["recon_L1"], row["recon_L1_code_mean"] = _recon(model, X)
+        rows.append(row)
+        emb = _ward_row("digits", "Ward (HDTree embedding)", model.embedding_, y, 10)[0]
+        emb["seed"] = seed
+        rows.append(emb)
+    for row in rows:
+        row["DP / Ward DP"] = row["DP"] / ward_raw["DP"]
+    return rows
+
+
+def _paul15_iroot(data, Z):
+    mpp = np.flatnonzero(data.root_mask)
+    centre = Z[mpp].mean(0)
+    return int(mpp[np.argmin(((Z[mpp] - centre) ** 2).sum(1))])
+
+
+def _pt_scores(pt, data):
+    out = {}
+    for k in (0, 1):
+        mask = data.lineage_weights[:, k] == 1
+        out[f"rho_L{k + 1}"] = pseudotime_correlation(pt, data.pseudotime[:, k], mask=mask)
+        out[f"tau_L{k + 1}"] = pseudotime_correlation(pt, data.pseudotime[:, k], mask=mask,
+                                                      method="kendall")
+    return out
+
+
+def _scanpy_dpt(Z, iroot, n_neighbors=15):
+    try:
+        import anndata
+        import scanpy as sc
+    except ImportError:
+        return None
+    adata = anndata.AnnData(Z.astype(np.float32))
+    adata.obsm["X_pca"] = Z
+    sc.pp.neighbors(adata, n_neighbors=n_neighbors, use_rep="X_pca")
+    sc.tl.diffmap(adata, n_comps=15)
+    adata.uns["iroot"] = iroot
+    sc.tl.dpt(adata)
+    return adata.obs["dpt_pseudotime"].to_numpy()
+
+
+def bench_paul15(quick, seeds, epochs, use_scanpy):
+    data = load_paul15()
+    genes = make_count_pipeline(n_pca=None).fit_transform(data.data)
+    Z = make_count_pipeline(n_pca=30).fit_transform(data.data)
+    names = list(data.target_names)
+    branch_rows = ~np.isin(data.target, [names.index("Multipotent progenitors"),
+                                         names.index("Megakaryocytes")])
+    branch_true = (data.target == names.index("Erythrocyte")).astype(int)
+    rows = []
+    ward, wmodel = _ward_row("paul15", "Ward (PCA 30)", Z, data.target, 7)
+    w2 = AgglomerativeClustering(linkage="ward", n_clusters=2).fit_predict(Z)
+    ward["branch_ACC"] = cluster_accuracy(branch_true[branch_rows], w2[branch_rows])
+    ward["branch_NMI"] = nmi(branch_true[branch_rows], w2[branch_rows])
+    rows.append(ward)
+    iroot = _paul15_iroot(data, Z)
+    m = measure(diffusion_pseudotime, Z, iroot)
+    rows.append({"dataset": "paul15", "method": "DPT recipe (PCA 30)", **_pt_scores(m.result, data),
+                 "fit_seconds": m.seconds, "peak_memory_mb": m.peak_memory_mb})
+    if use_scanpy:
+        m = measure(_scanpy_dpt, Z, iroot)
+        if m.result is not None:
+            rows.append({"dataset": "paul15", "method": "scanpy DPT (PCA 30)",
+                         **_pt_scores(m.result, data), "fit_seconds": m.seconds,
+                         "peak_memory_mb": m.peak_memory_mb})
+    for seed in seeds:
+        params = {"n_clusters": 7, "random_state": seed}
+        if epochs is not None:
+            params["max_epochs"] = epochs
+        m = measure(HDTreeLineage(**params).fit, genes, root_mask=data.root_mask)
+        model = m.result
+        labels2 = model.cut(2)
+        row = {"dataset": "paul15", "method": "HDTreeLineage", "seed": seed,
+               **_hdtree_flat(model, data.target, 7, model.labels_),
+               "branch_ACC": cluster_accuracy(branch_true[branch_rows], labels2[branch_rows]),
+               "branch_NMI": nmi(branch_true[branch_rows], labels2[branch_rows]),
+               **_pt_scores(model.pseudotime_, data),
+               "fit_seconds": m.seconds, "peak_memory_mb": m.peak_memory_mb}
+        row["recon_L1"], row["recon_L1_code_mean"] = _recon(model, genes)
+        rows.append(row)
+    for row in rows:
+        if "DP" in row:
+            row["DP / Ward DP"] = row["DP"] / ward["DP"]
+    return rows
+
+
+def bench_krumsiek(quick, seeds, epochs, use_scanpy):
+    data = load_krumsiek11()
+    X = StandardScaler().fit_transform(data.data)
+    y, fate = data.target, data.target > 0
+    rows = []
+    ward, _ = _ward_row("krumsiek11", "Ward (z-scored)", X, y, 5)
+    w4 = AgglomerativeClustering(linkage="ward", n_clusters=4).fit_predict(X)
+    ward["fate4_ACC"] = cluster_accuracy(y[fate], w4[fate])
+    rows.append(ward)
+    m = measure(diffusion_pseudotime, X, 0)
+    rows.append({"dataset": "krumsiek11", "method": "DPT recipe (z-scored)",
+                 "rho": pseudotime_correlation(m.result, data.time),
+                 "tau": pseudotime_correlation(m.result, data.time, method="kendall"),
+                 "fit_seconds": m.seconds, "peak_memory_mb": m.peak_memory_mb})
+    if use_scanpy:
+        m = measure(_scanpy_dpt, X, 0)
+        if m.result is not None:
+            rows.append({"dataset": "krumsiek11", "method": "scanpy DPT (z-scored)",
+                         "rho": pseudotime_correlation(m.result, data.time),
+                         "tau": pseudotime_correlation(m.result, data.time, method="kendall"),
+                         "fit_seconds": m.seconds, "peak_memory_mb": m.peak_memory_mb})
+    for seed in seeds:
+        params = {"n_clusters": 5, "random_state": seed}
+        if epochs is not None:
+            params["max_epochs"] = epochs
+        m = measure(HDTreeLineage(**params).fit, X, root_mask=data.root_mask)
+        model = m.result
+        labels4 = model.cut(4)
+        rows.append({"dataset": "krumsiek11", "method": "HDTreeLineage", "seed": seed,
+                     **_hdtree_flat(model, y, 5, model.labels_),
+                     "fate4_ACC": cluster_accuracy(y[fate], labels4[fate]),
+                     "rho": pseudotime_correlation(model.pseudotime_, data.time),
+                     "tau": pseudotime_correlation(model.pseudotime_, data.time,
+                                                   method="kendall"),
+                     "fit_seconds": m.seconds, "peak_memory_mb": m.peak_memory_mb})
+    for row in rows:
+        if "DP" in row:
+            row["DP / Ward DP"] = row["DP"] / ward["DP"]
+    return rows
+
+
+def _summary(rows):
+    """Mean and sd over seeds of HDTree's rows (one row per dataset and method)."""
+    out = []
+    keys = dict.fromkeys((r["dataset"], r["method"]) for r in rows if "seed" in r)
+    for dataset, method in keys:
+        group = [r for r in rows if r["dataset"] == dataset and r["method"] == method]
+        if len(group) < 2:
+            continue
+        row = {"dataset": dataset, "method": f"{method} (mean of {len(group)} seeds)"}
+        for col in COLUMNS[3:]:
+            vals = [r[col] for r in group if isinstance(r.get(col), float | int)]
+            if vals:
+                row[col] = float(np.mean(vals))
+                row[f"{col}_sd"] = float(np.std(vals))
+        out.append(row)
+    return out
+
+
+def main(argv=None):
+    args = benchmark_parser(__doc__.splitlines()[0]).parse_args(argv)
+    torch.set_num_threads(1)
+    warnings.simplefilter("ignore", UserWarning)
+    start = time.perf_counter()
+    if args.quick:
+        seeds, epochs, use_scanpy = [0], 20, False
+        rows = bench_digits(True, seeds, epochs)
+    else:
+        seeds, epochs, use_scanpy = SEEDS, None, True
+        rows = bench_digits(False, seeds, epochs)
+        rows += bench_paul15(False, [0], epochs, use_scanpy)
+        rows += bench_krumsiek(False, [0], epochs, use_scanpy)
+        rows += _summary(rows)
+    path = write_results("hdtree", rows, args.quick, args.output)
+    shown = [c for c in COLUMNS if any(c in r for r in rows)]
+    print(markdown_table(rows, shown, floatfmt=".3f"))
+    print(f"\nwrote {path} in {time.perf_counter() - start:.0f} s")
+
+
+SEEDS = [0, 1, 2]
+
+if __name__ == "__main__":
+    main()
