@@ -319,3 +319,26 @@ def sample_polylines(curves, n, random_state=None):
     tangent = (b[seg] - a[seg]) / length[seg, None]
     normals = np.stack([-tangent[:, 1], tangent[:, 0]], axis=1)
     return points, normals
+
+
+def _surface_scores(A, NA, B, NB, thresholds=(0.005, 0.01)):
+    """CD-L1, CD-L2, F@thresholds and NC from one pair of nearest-neighbour queries.
+
+    Same definitions as :func:`chamfer_distance`, :func:`f_score` and
+    :func:`normal_consistency` (the tests check equality); used by benchmarks on large sets.
+    """
+    A = _check_points(A, "A")
+    B = _check_points(B, "B", A.shape[1])
+    NA = _check_normals(NA, A, "NA")
+    NB = _check_normals(NB, B, "NB")
+    d_ab, i_ab = _nn_distances(A, B)
+    d_ba, i_ba = _nn_distances(B, A)
+    out = {"cd_l1": float(0.5 * (d_ab.mean() + d_ba.mean())),
+           "cd_l2": float(0.5 * (np.mean(d_ab**2) + np.mean(d_ba**2)))}
+    for t in thresholds:
+        p, r = float(np.mean(d_ab <= t)), float(np.mean(d_ba <= t))
+        out[f"f_{t:g}"] = 0.0 if p + r == 0 else 2 * p * r / (p + r)
+    cos_a = np.abs(np.sum(NA * NB[i_ab], axis=1))
+    cos_b = np.abs(np.sum(NB * NA[i_ba], axis=1))
+    out["nc"] = float(np.clip(0.5 * (cos_a.mean() + cos_b.mean()), 0.0, 1.0))
+    return out

@@ -677,7 +677,8 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
             total_steps=total_steps, warm_start_iter=self.warm_start_iter,
             warm_batch=2 * batch, lr=self.lr,
             laplacian_points=math.ceil(self.laplacian_fraction * batch),
-            schedule=schedule, laplacian_weight=weights["laplacian"])
+            schedule=schedule,
+            laplacian_weight=weights["laplacian"] if self.field != "udf" else 0.0)
         try:
             self._fit_net(train, None)
         finally:

@@ -374,3 +374,17 @@ def test_duplicates_are_removed_with_a_note_and_a_flat_patch_is_valid():
     assert np.median(np.abs(V[:, 2])) < 0.05
     assert set(DEFAULT_LOSS_WEIGHTS) == {"zero", "far", "metric", "eikonal", "align", "normal",
                                          "laplacian", "phase"}
+
+
+def test_one_pass_scores_equal_the_public_metrics():
+    from sklearn_icml26.metrics._surface import _surface_scores
+
+    rng = np.random.default_rng(0)
+    A, B = rng.normal(size=(400, 3)), rng.normal(size=(300, 3))
+    NA, NB = rng.normal(size=(400, 3)), rng.normal(size=(300, 3))
+    out = _surface_scores(A, NA, B, NB, (0.2, 0.4))
+    assert out["cd_l1"] == chamfer_distance(A, B)
+    assert out["cd_l2"] == chamfer_distance(A, B, squared=True)
+    assert out["f_0.2"] == f_score(A, B, threshold=0.2)
+    assert out["f_0.4"] == f_score(A, B, threshold=0.4)
+    assert out["nc"] == normal_consistency(A, NA, B, NB)
