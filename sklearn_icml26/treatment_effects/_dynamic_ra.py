@@ -663,6 +663,15 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
                     f"treatment must have shape (n_samples,)=({n},) or (n_samples, n_periods)="
                     f"({n}, {T}); got {W.shape}"
                 )
+            unknown = None
+            if W.dtype.kind == "f" and np.isnan(W).any():
+                unknown = np.isnan(W)
+                if W.ndim != 2 or np.any(unknown & observed):
+                    raise ValueError(
+                        "treatment has NaN where the outcome is observed; NaN is allowed only "
+                        "in per-period treatment after a unit's dropout"
+                    )
+                W = np.where(unknown, 0.0, W)
             if W.dtype.kind in "iub":
                 W = W.astype(np.int64)
             elif W.dtype.kind == "f" and np.all(np.isfinite(W)) and np.all(W == np.round(W)):
@@ -672,7 +681,7 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
                     f"treatment must be integer-coded (e.g. 0/1); got dtype {W.dtype}"
                     + (" with non-integer values" if W.dtype.kind == "f" else "")
                 )
-            codes = np.unique(W)
+            codes = np.unique(W if unknown is None else W[~unknown])
             if codes.size < 2:
                 raise ValueError(
                     f"treatment takes the single value {codes[0]}; omit treatment for "
@@ -680,9 +689,12 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
                 )
             if W.ndim == 1:
                 W = np.repeat(W[:, None], T, axis=1)
+            self._unknown_treatment = (np.zeros(W.shape, dtype=bool) if unknown is None
+                                       else unknown)
         return X, y, Y, W
 
     def _check_regimes(self, W, T):
+        W = W[~self._unknown_treatment]
         if self.regimes is None:
             regimes = np.array([[1] * T, [0] * T])
         else:
@@ -766,9 +778,9 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
             Outcomes per period (float); NaN from a unit's first missed visit on (monotone
             dropout).
         treatment : array-like of shape (n_samples,) or (n_samples, n_periods), default=None
-            Integer treatment codes (e.g. 0/1), fixed at baseline (1-D) or per period. ``None``
-            is single-arm mode (the regime mean is the observed one). Routed as metadata with
-            ``set_fit_request(treatment=True)``.
+            Integer treatment codes (e.g. 0/1), fixed at baseline (1-D) or per period (NaN
+            allowed after a unit's dropout). ``None`` is single-arm mode (the regime mean is
+            the observed one). Routed as metadata with ``set_fit_request(treatment=True)``.
 
         Returns
         -------
@@ -822,7 +834,11 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         # path indicators and treatment-path probabilities
         I_list, risk_list, piW = [], [], np.ones((R, T))
         for r in range(R):
-            follows = np.ones((n, T), dtype=bool) if W is None else (W == regimes[r][None, :])
+            if W is None:
+                follows, known_w = np.ones((n, T), dtype=bool), np.ones((n, T), dtype=bool)
+            else:  # unknown treatment after dropout: in the risk set, not in the frequencies
+                known_w = ~self._unknown_treatment
+                follows = (W == regimes[r][None, :]) | ~known_w
             onW = np.cumprod(follows, axis=1).astype(bool)
             I = onW & C
             prev_C = np.column_stack([np.ones(n, dtype=bool), C[:, :-1]])
@@ -834,8 +850,8 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
                 else:
                     prev, prob = np.ones(n, dtype=bool), 1.0
                     for j in range(T):
-                        den = prev.sum()
-                        prob *= (prev & follows[:, j]).sum() / den if den else 0.0
+                        den = (prev & known_w[:, j]).sum()
+                        prob *= (prev & follows[:, j] & known_w[:, j]).sum() / den if den else 0.0
                         piW[r, j] = prob
                         prev = I[:, j]
         self.path_probabilities_ = piW

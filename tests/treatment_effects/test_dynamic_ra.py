@@ -177,6 +177,14 @@ def test_dropout_with_censoring_weights():
     est = LongitudinalRegressionAdjuster(3, random_state=0).fit(X, y, treatment=w)
     assert np.all(np.abs(est.effect_ - truth["effect"]) <= 4 * est.effect_se_)
     assert est.censoring_models_ is not None
+    # per-period treatment unknown after dropout (NaN): about the same estimate
+    w_nan = w.astype(float)
+    w_nan[np.isnan(y)] = np.nan
+    est_nan = LongitudinalRegressionAdjuster(3, random_state=0).fit(X, y, treatment=w_nan)
+    assert np.all(np.abs(est_nan.effect_ - est.effect_) < 0.2 * est.effect_se_)
+    w_nan[0, 0] = np.nan
+    with pytest.raises(ValueError, match="treatment has NaN where the outcome is observed"):
+        est.fit(X, y, treatment=w_nan)
     # complete cases are biased here: dropout depends on the previous outcome
     assert est.n_on_path_[0, 3] < est.n_on_path_[0, 0]
 
