@@ -1,3 +1,6 @@
 """causal_discovery estimators (see DESIGN.md)."""
 
-__all__ = []
+from ._skewd import SkewDCausalDiscoverer, score_pairs
+from ._skewnormal import SkewNormalLSNMRegressor
+
+__all__ = ["SkewDCausalDiscoverer", "SkewNormalLSNMRegressor", "score_pairs"]
