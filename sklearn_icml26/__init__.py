@@ -13,6 +13,8 @@ __version__ = "0.1.0.dev0"
 _LAZY_NAMES = {
     "MPFSurface": "surface",
     "HDTreeLineage": "lineage",
+    "SkewDCausalDiscoverer": "causal_discovery",
+    "SkewNormalLSNMRegressor": "causal_discovery",
     "LongitudinalRegressionAdjuster": "treatment_effects",
     "LinearGaussianTransition": "treatment_effects",
     "get_data_home": "datasets",

@@ -28,6 +28,17 @@ from ._longitudinal import load_btheb, load_respiratory, make_longitudinal_rct  
 
 __all__ += ["load_btheb", "load_respiratory", "make_longitudinal_rct"]
 
+from ._cause_effect import (  # noqa: E402
+    load_cause_effect_baseline_scores,
+    load_cause_effect_pairs,
+    make_lsnm_pairs,
+    make_skewed_lsnm_dag,
+    make_skewed_lsnm_pair,
+)
+
+__all__ += ["load_cause_effect_baseline_scores", "load_cause_effect_pairs", "make_lsnm_pairs",
+            "make_skewed_lsnm_dag", "make_skewed_lsnm_pair"]
+
 from ._single_cell import (  # noqa: E402
     load_krumsiek11,
     load_paul15,
