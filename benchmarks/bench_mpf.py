@@ -10,7 +10,8 @@ CD-L1 / floor.
 
 The full run uses ``--max-epochs`` (default 15 = 300 optimiser steps on 20000 points, 15 % of
 the spec's default 2000 steps) so that the 18 fits stay near 20 minutes on two cores shared with
-other jobs (load average ~7 when measured); the step budget is the only change to the protocol; pass ``--max-epochs 100`` for the spec protocol. ``--quick``: open_hemisphere
+other jobs (load average ~7 when measured); the step budget is the only change to the
+protocol; pass ``--max-epochs 100`` for the spec's. ``--quick``: open_hemisphere
 at noise 0, its first 5000 input and 20000 ground-truth points, width 64, 50 warm-start steps,
 5 epochs, resolution 48.
 """
