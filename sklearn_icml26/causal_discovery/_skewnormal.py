@@ -151,6 +151,35 @@ class _SNProblem:
             cols.append((z * R)[:, None])
         return np.hstack(cols)
 
+    def hessian_exact(self, theta):
+        """Analytic Hessian of ``P``."""
+        beta, rho, lam = self.unpack(theta)
+        u = self.Z @ rho
+        inv_s = np.exp(-0.5 * u)
+        z = (self.y - self.N @ beta) * inv_s
+        t = lam * z
+        R = _mills(t)
+        psi2 = -R * (t + R)  # second derivative of log Φ at t
+        a = -z + lam * R  # dℓ/dz
+        l_zz = -1.0 + lam * lam * psi2
+        l_zl = R + t * psi2
+        Ns = self.N * inv_s[:, None]
+        q, r = self.q, self.r
+        H = np.empty((self.dim, self.dim))
+        H[:q, :q] = -(Ns.T @ (Ns * l_zz[:, None])) + self.Pb
+        H_br = -(Ns.T @ (self.Z * (0.5 * (z * l_zz + a))[:, None]))
+        H[:q, q:q + r] = H_br
+        H[q:q + r, :q] = H_br.T
+        H[q:q + r, q:q + r] = -(self.Z.T @ (self.Z * (0.25 * z * (l_zz * z + a))[:, None]))
+        H[q:q + r, q:q + r] += self.Pr
+        if self.fit_shape:
+            h_bl = Ns.T @ l_zl
+            h_rl = self.Z.T @ (0.5 * z * l_zl)
+            H[:q, -1] = H[-1, :q] = h_bl
+            H[q:q + r, -1] = H[-1, q:q + r] = h_rl
+            H[-1, -1] = -np.sum(z * z * psi2)
+        return H
+
     def hessian(self, theta, step=1e-5):
         """Central-difference Hessian of ``P`` (symmetrised)."""
         H = np.empty((self.dim, self.dim))
@@ -203,8 +232,13 @@ class _SNProblem:
         wts = 0.5 * c * np.exp(-u)
         grad = Z.T @ (wts - 1.0) - Pr @ rho
         hess = -(Z.T @ (Z * wts[:, None])) - Pr
-        direction = -_solve(hess, grad)
+        # coordinates on a bound that the gradient pushes outwards stay there
+        free = ~(((rho <= _RHO_LOW) & (grad < 0)) | ((rho >= _RHO_HIGH) & (grad > 0)))
+        direction = np.zeros_like(rho)
+        if free.any():
+            direction[free] = -_solve(hess[np.ix_(free, free)], grad[free])
         q0 = q_rho(rho)
+        q0 -= 1e-13 * abs(q0)  # rounding: a null step must not trigger 30 halvings
         step = 1.0
         for _ in range(31):
             cand = np.clip(rho + step * direction, _RHO_LOW, _RHO_HIGH)
@@ -235,23 +269,78 @@ def _solve(A, b):
 
 def _newton_shape(z, lam, max_steps=20):
     """Maximise the concave ``Σ log Φ(λ z_i)`` over ``λ`` by 1-D Newton, clipped to the box."""
-    best = np.sum(log_ndtr(lam * z))
+    lnd = log_ndtr(lam * z)
+    best = np.sum(lnd)
     for _ in range(max_steps):
         t = lam * z
-        R = _mills(t)
+        R = np.exp(-0.5 * t * t - _HALF_LOG_2PI - lnd)
         g = np.sum(z * R)
         H = -np.sum(z * z * R * (t + R))
         if not H < -1e-12:
             break
         new = float(np.clip(lam - g / H, -_LAMBDA_BOUND, _LAMBDA_BOUND))
-        value = np.sum(log_ndtr(new * z))
+        if new == lam:
+            break
+        lnd_new = log_ndtr(new * z)
+        value = np.sum(lnd_new)
         if value < best:  # numerical safeguard; Newton on a concave function
             break
-        done = abs(new - lam) < 1e-10
-        lam, best = new, value
+        done = abs(new - lam) < 1e-9 * (1.0 + abs(lam))
+        lam, best, lnd = new, value, lnd_new
         if done:
             break
     return lam
+
+
+def _newton_polish(problem, theta, *, ftol, gtol=1e-6, max_steps=100):
+    """Projected, damped Newton on ``P`` with the analytic Hessian and box constraints.
+
+    Returns (θ, P, n_steps, converged).
+    """
+    bounds = problem.bounds()
+    lo = np.array([-np.inf if b[0] is None else b[0] for b in bounds])
+    hi = np.array([np.inf if b[1] is None else b[1] for b in bounds])
+    theta = np.clip(theta, lo, hi)
+    P, g = problem.objective(theta)
+    damping = 0.0
+    for step in range(max_steps):
+        at_lo = (theta <= lo) & (g > 0)
+        at_hi = (theta >= hi) & (g < 0)
+        free = ~(at_lo | at_hi)
+        if not free.any() or np.max(np.abs(g[free])) <= gtol:
+            return theta, P, step, True
+        H = problem.hessian_exact(theta)[np.ix_(free, free)]
+        gf = g[free]
+        scale = max(1.0, float(np.max(np.abs(np.diag(H)))))
+        while True:
+            try:
+                L = np.linalg.cholesky(H + damping * scale * np.eye(H.shape[0]))
+                break
+            except np.linalg.LinAlgError:
+                damping = max(1e-8, 10.0 * damping)
+                if damping > 1e8:
+                    return theta, P, step, False
+        d = np.zeros_like(theta)
+        d[free] = -np.linalg.solve(L.T, np.linalg.solve(L, gf))
+        t = 1.0
+        for _ in range(40):
+            cand = np.clip(theta + t * d, lo, hi)
+            P_new, g_new = problem.objective(cand)
+            if np.isfinite(P_new) and P_new <= P + 1e-4 * float(g @ (cand - theta)):
+                break
+            t *= 0.5
+        else:
+            return theta, P, step, False
+        damping = damping / 10.0 if t == 1.0 else damping
+        decrease = P - P_new
+        theta, P, g = cand, P_new, g_new
+        if decrease <= ftol * (1.0 + abs(P)) and t == 1.0:
+            at_lo = (theta <= lo) & (g > 0)
+            at_hi = (theta >= hi) & (g < 0)
+            free = ~(at_lo | at_hi)
+            if not free.any() or np.max(np.abs(g[free])) <= max(gtol, 1e-3):
+                return theta, P, step + 1, True
+    return theta, P, max_steps, False
 
 
 def _optimise(problem, theta, *, solver, max_iter, tol, ftol, maxiter_lbfgs, monitor=None):
@@ -272,8 +361,16 @@ def _optimise(problem, theta, *, solver, max_iter, tol, ftol, maxiter_lbfgs, mon
             if done:
                 ecm_converged = True
                 break
-    info = {"ecm_converged": ecm_converged, "lbfgs_status": None}
-    if solver in ("ecm+lbfgs", "lbfgs"):
+    info = {"ecm_converged": ecm_converged, "lbfgs_status": None, "newton_converged": None}
+    if solver == "ecm+newton":
+        th, P_n, steps, ok = _newton_polish(problem, theta, ftol=ftol)
+        n_iter += steps
+        info["newton_converged"] = ok
+        if P_n <= P:
+            theta, P = th, P_n
+        if ok:
+            return theta, P, n_iter, info
+    if solver in ("ecm+lbfgs", "lbfgs", "ecm+newton"):
         res = minimize(problem.objective, theta, jac=True, method="L-BFGS-B",
                        bounds=problem.bounds(),
                        options={"ftol": ftol, "gtol": 1e-6, "maxiter": maxiter_lbfgs})
@@ -465,7 +562,7 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
         "n_calls": [Interval(Integral, 1, None, closed="left")],
         "n_initial_points": [Interval(Integral, 1, None, closed="left")],
         "noise": [StrOptions({"skew-normal", "gaussian"})],
-        "solver": [StrOptions({"ecm+lbfgs", "ecm", "lbfgs", "cmaes"})],
+        "solver": [StrOptions({"ecm+newton", "ecm+lbfgs", "ecm", "lbfgs", "cmaes"})],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "n_restarts": [Interval(Integral, 0, 2, closed="both")],
@@ -477,7 +574,7 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
 
     def __init__(self, n_knots_loc=12, n_knots_scale=5, degree=3, *, alpha=1.0, kappa=1.0,
                  penalty_search="tic", penalty_grid=(-4, -2, 0, 2, 4), cv=5, n_calls=60,
-                 n_initial_points=40, noise="skew-normal", solver="ecm+lbfgs", max_iter=25,
+                 n_initial_points=40, noise="skew-normal", solver="ecm+newton", max_iter=25,
                  tol=1e-8, n_restarts=2, standardize=True, random_state=None, n_jobs=None,
                  verbose=0):
         self.n_knots_loc = n_knots_loc
@@ -601,7 +698,7 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
         starts = self._starts(problem) + (warm if warm is not None else [])
         if self.solver == "cmaes":
             starts = [_cmaes_start(problem, s, rng) for s in starts]
-        solver = "ecm+lbfgs" if self.solver == "cmaes" else self.solver
+        solver = "ecm+newton" if self.solver == "cmaes" else self.solver
         results = Parallel(n_jobs=self.n_jobs)(
             delayed(_optimise)(problem, s, solver=solver, max_iter=self.max_iter, tol=self.tol,
                                ftol=1e-10, maxiter_lbfgs=2000)
@@ -616,7 +713,8 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
         self.noise_skewness_ = float(skewnormal_skewness(self.shape_))
         self.penalized_nll_ = float(P)
         self.n_iter_ = int(n_iter)
-        self.converged_ = bool(info["ecm_converged"] or info["lbfgs_status"] == 0)
+        self.converged_ = bool(info["ecm_converged"] or info["lbfgs_status"] == 0
+                               or info["newton_converged"])
         self._warn_convergence(info, solver)
         return self
 
@@ -659,14 +757,16 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
                           + ". The best iterate is kept.", ConvergenceWarning, stacklevel=3)
 
     # --- penalty search -------------------------------------------------------------------
-    def _loose_fit(self, problem, theta):
+    def _loose_fit(self, problem, theta, warm=False):
+        # a warm start (the previous grid point's solution) needs few ECM steps
+        max_iter = min(self.max_iter, 3) if warm else self.max_iter
         theta, P, _, _ = _optimise(problem, theta, solver=self._search_solver(),
-                                   max_iter=self.max_iter, tol=self.tol, ftol=1e-7,
+                                   max_iter=max_iter, tol=self.tol, ftol=1e-7,
                                    maxiter_lbfgs=300)
         return theta, P
 
     def _search_solver(self):
-        return "ecm+lbfgs" if self.solver == "cmaes" else self.solver
+        return "ecm+newton" if self.solver == "cmaes" else self.solver
 
     def _search_grid(self, N, Z, y, grid, kind, rng):
         n = y.shape[0]
@@ -684,9 +784,10 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
             if kind == "tic":
                 problem = self._problem(N, Z, y, alpha, kappa)
                 theta0 = warm_state.get("full", None)
+                is_warm = theta0 is not None
                 if theta0 is None:
                     theta0 = problem.start()
-                theta, _ = self._loose_fit(problem, theta0)
+                theta, _ = self._loose_fit(problem, theta0, warm=is_warm)
                 warm_state["full"] = theta
                 score = _tic(problem, theta)
                 cache[key] = (score, theta)
@@ -918,7 +1019,7 @@ def _tic(problem, theta):
         return -np.inf
     G = problem.sample_gradients(theta)
     J = G.T @ G
-    H = problem.hessian(theta)
+    H = problem.hessian_exact(theta)  # equals the central differences (tested)
     try:
         trace = float(np.trace(np.linalg.solve(H, J)))
     except np.linalg.LinAlgError:
@@ -929,9 +1030,10 @@ def _tic(problem, theta):
 def _fold_fit(est, N, Z, y, train, test, alpha, kappa, theta0):
     """Loose fit on ``train`` rows; returns (held-out Σℓ, θ)."""
     problem = est._problem(N[train], Z[train], y[train], alpha, kappa)
+    warm = theta0 is not None
     if theta0 is None:
         theta0 = problem.start()
-    theta, _ = est._loose_fit(problem, theta0)
+    theta, _ = est._loose_fit(problem, theta0, warm=warm)
     held = _SNProblem(N[test], Z[test], y[test], problem.Pb * 0, problem.Pr * 0, 0.0, 0.0,
                       fit_shape=problem.fit_shape)
     return float(held.loglik_samples(theta).sum()), theta
