@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 from scipy import stats
+from sklearn import config_context
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.metrics import r2_score
@@ -285,7 +286,8 @@ def _fit_regime_fold(ctx, r, train, test, seed):
     def cols(t):
         return _history_index(t, base_dim, block, window)
 
-    with threadpool_limits(1):
+    # inputs were validated once in fit: skip the finite checks of every nested predict
+    with threadpool_limits(1), config_context(assume_finite=True):
         outcome = []
         for t in range(T):
             rows = in_train & I[:, t]
@@ -989,7 +991,7 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         def cols(t):
             return _history_index(t, base_dim, block, window)
 
-        with threadpool_limits(1):
+        with threadpool_limits(1), config_context(assume_finite=True):
             for fold in range(K):
                 models = [self.outcome_models_[r][t][fold] for t in range(T)]
                 out[:, 0] += models[0].predict(H0[:, cols(0)])
