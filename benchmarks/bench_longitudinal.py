@@ -323,7 +323,7 @@ def main(argv=None):
         all_rows += rows
         for name, value, passed in _targets(s, detail, T):
             target_rows.append({"dataset": f"setting {s}", "target": name,
-                                "value": np.round(value, 3).tolist(), "met": passed})
+                                "value": np.round(value, 3).tolist(), "met": bool(passed)})
         print(f"\n### setting {s}: {cfg['assign']} randomisation, "
               f"{'flexible' if cfg['flexible'] else 'linear'} nuisances, n={n}, T={T}, d={d}, "
               f"{reps[s]} reps, truth {n_truth} units/regime "

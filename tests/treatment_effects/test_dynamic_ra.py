@@ -489,3 +489,16 @@ def test_respiratory_baselines_and_se_ratio():
     ratio = est.effect_se_ / b["lin_se"].to_numpy()
     assert np.all((ratio >= 0.9) & (ratio <= 1.1)), ratio
     assert np.all(np.abs(est.effect_ - b["lin"].to_numpy()) < 0.5 * b["lin_se"].to_numpy())
+
+
+@pytest.mark.real_data
+def test_demo_table():
+    from sklearn_icml26.treatment_effects._demo import run_demo
+    from sklearn_icml26.utils._registry import DEMO_COLUMNS, DEMOS
+
+    home = require_data("longitudinal_rct/BtheB.csv", "longitudinal_rct/respiratory.csv")
+    assert DEMOS["longitudinal"].target == "sklearn_icml26.treatment_effects._demo:run_demo"
+    table = run_demo(home, verbose=0, fast=True)
+    assert list(table.columns) == DEMO_COLUMNS and len(table) == 16
+    lin_se = table.loc[table["metric"] == "std_err", "anchor_value"].to_numpy()
+    np.testing.assert_allclose(lin_se[4:], [0.0819, 0.0892, 0.0795, 0.0867], atol=5e-4)
