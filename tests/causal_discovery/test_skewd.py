@@ -18,7 +18,12 @@ from sklearn_icml26.causal_discovery import (
     SkewNormalLSNMRegressor,
     score_pairs,
 )
-from sklearn_icml26.causal_discovery._skewd import _dag_to_cpdag, _hsic, _v_structures
+from sklearn_icml26.causal_discovery._skewd import (
+    _dag_to_cpdag,
+    _hsic,
+    _kde_log_density,
+    _v_structures,
+)
 from sklearn_icml26.causal_discovery._skewnormal import (
     _optimise,
     skewnormal_skewness,
@@ -276,6 +281,16 @@ def test_hsic_blocks_equal_dense_formula():
         return np.trace(K @ H @ L @ H)
 
     assert _hsic(a, b, seed=0, block=64) == pytest.approx(dense(a, b), rel=1e-9)
+
+
+def test_windowed_kde_equals_sklearn_kernel_density():
+    from sklearn.neighbors import KernelDensity
+
+    rng = np.random.default_rng(0)
+    x = np.round(rng.exponential(size=1500), 1)  # ties, a boundary
+    h = 0.05
+    expected = KernelDensity(bandwidth=h).fit(x[:, None]).score_samples(x[:, None]).sum()
+    assert _kde_log_density(x, h, seed=0, block=100) == pytest.approx(expected, rel=1e-12)
 
 
 def test_ll_accuracy_on_strongly_skewed_ls_pairs():
