@@ -202,8 +202,10 @@ def bench_krumsiek(quick, seeds, epochs, use_scanpy):
     y, fate = data.target, data.target > 0
     rows = []
     ward, _ = _ward_row("krumsiek11", "Ward (z-scored)", X, y, 5)
-    w4 = AgglomerativeClustering(linkage="ward", n_clusters=4).fit_predict(X)
-    ward["fate4_ACC"] = cluster_accuracy(y[fate], w4[fate])
+    # Ward's 4-cut is fitted on the 320 fate rows (the spec's measured 1.000); HDTree's is the
+    # 4-cut of its tree fitted on all 640 rows, read on the fate rows
+    w4 = AgglomerativeClustering(linkage="ward", n_clusters=4).fit_predict(X[fate])
+    ward["fate4_ACC"] = cluster_accuracy(y[fate], w4)
     rows.append(ward)
     m = measure(diffusion_pseudotime, X, 0)
     rows.append({"dataset": "krumsiek11", "method": "DPT recipe (z-scored)",
