@@ -187,6 +187,17 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
     --------
     sklearn.cluster.AgglomerativeClustering : Ward's hierarchical clustering.
 
+    Notes
+    -----
+    Choices of this implementation beyond the paper: the input is standardised per feature;
+    the last BatchNorm weights of ``z`` and of the embedding start at 3 and 30 instead of 1
+    (with few hundred Adam steps the unit-variance start keeps clusters inside the kernel
+    width and the codebook's top-down splits cut through them); ``transform`` and routing use
+    a float64 copy of the trained encoder, so a row's embedding does not depend on the batch
+    it comes in; without the decoder, stages 1 and 2 share all ``max_epochs`` in proportion;
+    the positives of each epoch come from a callback that indexes a table drawn from
+    ``(random_state, epoch)`` with the batch's row indices (passed as the net's targets).
+
     References
     ----------
     .. [1] Zang, Z. et al. "HDTree: Generative Modeling of Cellular Hierarchies for Robust
