@@ -639,7 +639,7 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
         if first.size < n:
             keep = np.sort(first)
             warnings.warn(f"X holds {n - keep.size} duplicate point(s); fitting on the "
-                          f"{keep.size} distinct points.", UserWarning, stacklevel=2)
+                          f"{keep.size} distinct points.", UserWarning, stacklevel=3)
             X = X[keep]
             normals = normals[keep] if normals is not None else None
             n = X.shape[0]
@@ -697,7 +697,7 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
         if callback.stopped_:
             warnings.warn(f"MPFSurface: the loss became non-finite at step {callback.step_}; "
                           "training stopped and the last finite parameters were restored. "
-                          "Lower lr or the loss weights.", ConvergenceWarning, stacklevel=2)
+                          "Lower lr or the loss weights.", ConvergenceWarning, stacklevel=3)
 
         self.bounds_ = np.stack([self.center_ - box_half / self.scale_,
                                  self.center_ + box_half / self.scale_])

@@ -388,3 +388,14 @@ def test_one_pass_scores_equal_the_public_metrics():
     assert out["f_0.2"] == f_score(A, B, threshold=0.2)
     assert out["f_0.4"] == f_score(A, B, threshold=0.4)
     assert out["nc"] == normal_consistency(A, NA, B, NB)
+
+
+def test_non_finite_loss_stops_restores_and_warns():
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, _ = make_thin_shell("open_arc", 200, random_state=0)
+    est = MPFSurface(loss_weights={"zero": 1e300}, **{**TINY, "max_epochs": 3})
+    with pytest.warns(ConvergenceWarning, match="non-finite"):
+        est.fit(X)  # float32 overflow on the first step
+    assert est.n_iter_ == 0
+    assert np.all(np.isfinite(est.transform(X)))
