@@ -83,7 +83,7 @@ def _list_table(rows, columns):
 
 
 def _write_benchmarks_page():
-    """Write benchmarks.rst from the committed benchmarks/results/*.json (no hand-copied numbers)."""
+    """Write benchmarks.rst from benchmarks/results/*.json (no hand-copied numbers)."""
     from sklearn_icml26.utils._benchmark import load_results
 
     lines = ["Benchmarks", "==========", "",
