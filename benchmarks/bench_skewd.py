@@ -81,13 +81,13 @@ def _quality(direction, score, weight):
             "audrc": audrc(direction, score, sample_weight=weight)}
 
 
-def _timed(pairs, estimator, n_jobs):
+def _timed(pairs, estimator, n_jobs, n_mem=2):
     """Scores and timing of a set: wall time and per-pair seconds from an untraced run (tracing
-    allocations slows numpy down), peak memory from a traced run on the two largest pairs."""
+    allocations slows numpy down), peak memory from a traced run on the ``n_mem`` largest pairs."""
     start = time.perf_counter()
     res = score_pairs(pairs, estimator=estimator, n_jobs=n_jobs)
     seconds = time.perf_counter() - start
-    largest = sorted(pairs, key=len)[-2:]
+    largest = sorted(pairs, key=len)[-n_mem:]
     mem = measure(score_pairs, largest, estimator=estimator, n_jobs=1).peak_memory_mb
     return res, {"fit_seconds": seconds, "peak_memory_mb": mem,
                  "median_s_per_pair": float(np.median(res.fit_time)),
@@ -101,13 +101,13 @@ def _run_set(name, data, k, n_jobs, live_anchors, quick):
     rows = []
     base = {"dataset": name, "n_pairs": len(pairs), "median_n_samples": n_samples}
     skewd = SkewDCausalDiscoverer(all_scores=True, random_state=0)
-    res, timing = _timed(pairs, skewd, n_jobs)
+    res, timing = _timed(pairs, skewd, n_jobs, n_mem=1 if quick else 2)
     for label, key in [("SkewD-IT", "score_it"), ("SkewD-LL", "score_ll"),
                        ("SkewD-LL-KDE", "score_ll_kde")]:
         rows.append({**base, "method": label, **_quality(direction, res[key], weight), **timing,
                      "n_warnings": int(res.n_warnings.sum())})
     gauss = SkewDCausalDiscoverer(random_state=0, estimator={"noise": "gaussian"})
-    g_res, g_timing = _timed(pairs, gauss, n_jobs)
+    g_res, g_timing = _timed(pairs, gauss, n_jobs, n_mem=1 if quick else 2)
     for label, key in [("Gaussian-IT (LOCI-like)", "score_it"),
                        ("Gaussian-LL (LOCI-like)", "score_ll")]:
         rows.append({**base, "method": label, **_quality(direction, g_res[key], weight),
@@ -209,7 +209,7 @@ def main(argv=None):
     parser.add_argument("--live-anchors", action="store_true",
                         help="also run causal-learn's ANM (slow; needs causal-learn)")
     args = parser.parse_args(argv)
-    k_std = 5 if args.quick else args.max_pairs
+    k_std = 4 if args.quick else args.max_pairs
     k_skew = 3 if args.quick else args.skew_pairs
     wanted = None if args.sets is None else set(args.sets.split(","))
     rows = []
@@ -248,7 +248,7 @@ def main(argv=None):
                 "set index); SkewD with all_scores=True (IT, LL, LL-KDE from one run) and the "
                 "Gaussian-noise ablation; baselines from their published per-pair scores on the "
                 "same pairs; published SkewD/LOCI/ROCHE rows from causality-lab/skewd@03f920c"
-                + (" (--quick: SIM and AN 5 pairs, LSs_SN_strong 3 pairs)" if args.quick else ""))
+                + (" (--quick: SIM and AN 4 pairs, LSs_SN_strong 3 pairs)" if args.quick else ""))
     notes = [
         "Seconds per pair come from untraced runs with joblib n_jobs = " + str(args.n_jobs)
         + "; peak memory (tracemalloc) from a separate run on the two largest pairs of a set.",
