@@ -332,6 +332,11 @@ def main(argv=None):
             c for c in rows[0] if c.startswith("width_ratio_lin_t")] + [
             "coverage_min", "coverage_mean", "band_coverage", "fit_seconds"]
         print(markdown_table(rows, cols))
+        # partial results after every setting, so a long run that is stopped keeps its work
+        partial = [*all_rows, *({"method": f"target: {r['target']}", **r} for r in target_rows),
+                   {"dataset": "protocol", "method": "-", "partial": True,
+                    "settings_done": settings[:settings.index(s) + 1]}]
+        write_results("longitudinal", partial, args.quick, args.output)
     real = _real_data(args.quick)
     all_rows += real
     if real:
