@@ -34,7 +34,7 @@ templates_path = ["_templates"]
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 bibtex_bibfiles = ["references.bib"]
-exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py",
+exclude_patterns = ["_build", "_bench", "auto_examples/*.ipynb", "auto_examples/*.py",
                     "auto_examples/*.zip", "**/*.md5"]
 html_theme = "pydata_sphinx_theme"
 html_title = "sklearn_icml26"
@@ -83,26 +83,41 @@ def _list_table(rows, columns):
 
 
 def _write_benchmarks_page():
-    """Write benchmarks.rst from benchmarks/results/*.json (no hand-copied numbers)."""
-    from sklearn_icml26.utils._benchmark import load_results
+    """Write benchmarks.rst and one ``_bench/<name>.rst`` per benchmark from the result files.
 
-    lines = ["Benchmarks", "==========", "",
-             "Each method against its anchors, measured side by side in one run by",
-             "``benchmarks/bench_<method>.py``; generated from ``benchmarks/results/*.json``.", ""]
+    Every ``benchmarks/bench_<name>.py`` gets ``_bench/<name>.rst`` (a placeholder when its full
+    results are not committed yet), so user-guide pages can ``.. include:: ../_bench/<name>.rst``
+    and no number is ever copied by hand.
+    """
+    from sklearn_icml26.utils._benchmark import RESULTS_DIR, load_results
+
     results = load_results()
-    if not results:
-        lines.append("No benchmark results are committed yet.")
-    for name, payload in results.items():
-        rows = payload["rows"]
-        lines += [name, "-" * len(name), ""]
-        if payload.get("protocol"):
-            lines += [f"Protocol: {payload['protocol']}", ""]
-        if payload.get("targets"):
-            lines += ["Targets of the spec:", ""]
-            lines += _list_table(payload["targets"], ["target", "spec", "measured", "met"])
-        lines += _list_table(rows, list(dict.fromkeys(k for row in rows for k in row)))
-        lines += [f"* {note}" for note in payload.get("notes", [])] + [""]
-    (HERE / "benchmarks.rst").write_text("\n".join(lines) + "\n")
+    names = sorted({p.stem.removeprefix("bench_") for p in RESULTS_DIR.parent.glob("bench_*.py")}
+                   | set(results))
+    (HERE / "_bench").mkdir(exist_ok=True)
+    for name in names:
+        payload = results.get(name)
+        if payload is None:
+            lines = ["No full benchmark results are committed yet.", ""]
+        else:
+            rows = payload["rows"]
+            lines = []
+            if payload.get("protocol"):
+                lines += [f"Protocol: {payload['protocol']}", ""]
+            if payload.get("targets"):
+                lines += ["Targets of the spec:", ""]
+                lines += _list_table(payload["targets"], ["target", "spec", "measured", "met"])
+            lines += ["All rows:", ""]
+            lines += _list_table(rows, list(dict.fromkeys(k for row in rows for k in row)))
+            lines += [f"* {note}" for note in payload.get("notes", [])] + [""]
+        (HERE / "_bench" / f"{name}.rst").write_text("\n".join(lines) + "\n")
+
+    page = ["Benchmarks", "==========", "",
+            "Each method against its anchors, measured side by side in one run by",
+            "``benchmarks/bench_<method>.py``; generated from ``benchmarks/results/*.json``.", ""]
+    for name in names:
+        page += [name, "-" * len(name), "", f".. include:: _bench/{name}.rst", ""]
+    (HERE / "benchmarks.rst").write_text("\n".join(page) + "\n")
 
 
 _write_api_page()
