@@ -114,9 +114,12 @@ def fetch_files(dataset, files, data_home=None, download_if_missing=True):
         return folder
 
     def _fail(reason):
-        names = ", ".join(f.path for f in missing)
-        sources = "; ".join(f"{f.path} <- {f.url}" for f in missing if f.url)
-        hint = f" Sources: {sources}." if sources else ""
+        shown = 5  # a dataset can have hundreds of files: name a few, count the rest
+        names = ", ".join(f.path for f in missing[:shown])
+        if len(missing) > shown:
+            names += f" and {len(missing) - shown} more"
+        sources = [f"{f.path} <- {f.url}" for f in missing if f.url][:2]
+        hint = f" Sources, e.g.: {'; '.join(sources)}." if sources else ""
         return OSError(
             f"Dataset {dataset!r}: missing file(s) {names} in {folder} ({reason}). Copy them "
             f"there, or point data_home / the {DATA_HOME_ENV} environment variable at a folder "
@@ -127,7 +130,7 @@ def fetch_files(dataset, files, data_home=None, download_if_missing=True):
         raise _fail("download_if_missing=False")
     no_url = [f.path for f in missing if f.url is None]
     if no_url:
-        raise _fail(f"no public download address for {', '.join(no_url)}")
+        raise _fail(f"no public download address for {len(no_url)} of them")
 
     import pooch
 
@@ -144,5 +147,5 @@ def fetch_files(dataset, files, data_home=None, download_if_missing=True):
                 progressbar=False,
             )
         except Exception as exc:  # network errors, HTTP errors, checksum mismatch
-            raise _fail(f"download failed: {type(exc).__name__}: {exc}") from exc
+            raise _fail(f"download failed: {type(exc).__name__}: {str(exc)[:300]}") from exc
     return folder

@@ -78,3 +78,10 @@ def test_offline_error_names_files_and_data_home(tmp_path):
     assert "SKLEARN_ICML26_DATA" in message
     with pytest.raises(OSError, match="download_if_missing=False"):
         fetch_files("ds", files[:1], data_home=tmp_path, download_if_missing=False)
+
+
+def test_many_missing_files_are_counted_not_all_listed(tmp_path):
+    files = [RemoteFile(f"f{i}.csv") for i in range(40)]
+    with pytest.raises(OSError, match=r"f0\.csv, .*f4\.csv and 35 more") as info:
+        fetch_files("ds", files, data_home=tmp_path)
+    assert "f39.csv" not in str(info.value)
