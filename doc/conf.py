@@ -62,9 +62,10 @@ def _write_api_page():
     estimators = [f"{cls.__module__.rsplit('._', 1)[0]}.{name}" for name, cls in all_estimators()]
     lines += block(estimators) if estimators else ["", "No estimator is released yet.", ""]
     lines += ["Torch adapter", "-------------"] + block(["sklearn_icml26.base.TorchEstimatorMixin"])
-    for sub in ["datasets", "metrics", "utils"]:
+    listed = {name for name, _ in all_estimators()}
+    for sub in [m for m in sklearn_icml26._SUBMODULES if m != "base"]:
         module = importlib.import_module(f"sklearn_icml26.{sub}")
-        names = list(getattr(module, "__all__", []))
+        names = [n for n in getattr(module, "__all__", []) if n not in listed]
         if names:
             title = f"``sklearn_icml26.{sub}``"
             lines += [title, "-" * len(title)] + block(f"sklearn_icml26.{sub}.{n}" for n in names)
