@@ -482,3 +482,19 @@ def test_tuebingen_loader_and_a_handful_of_pairs():
     assert np.all(np.isfinite(res.score)) and np.all(np.isfinite(res.score_ll_kde))
     np.testing.assert_array_equal(res.score, res.score_it)
     assert weighted_accuracy(data.direction[:4], res.score) >= 0.75
+
+
+def test_cpdag_is_routed_as_fit_metadata():
+    from sklearn import config_context
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, B = make_skewed_lsnm_dag(300, 3, 2, random_state=1)
+    cpdag = _dag_to_cpdag(B)
+    fast = {"penalty_search": "none", "n_restarts": 0}
+    with config_context(enable_metadata_routing=True):
+        disc = SkewDCausalDiscoverer(root_density="gaussian", estimator=fast, random_state=0)
+        pipe = Pipeline([("scale", StandardScaler()),
+                         ("skewd", disc.set_fit_request(cpdag=True))])
+        pipe.fit(X, cpdag=cpdag)
+    np.testing.assert_array_equal(pipe[-1].cpdag_, cpdag)
