@@ -422,7 +422,6 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
                           ensure_min_features=2)
         n, d = X.shape
         seed = int(check_random_state(self.random_state).randint(2**31 - 1))
-        self._seed = seed
         if self.standardize:
             self.mean_ = X.mean(axis=0)
             sd = X.std(axis=0)
