@@ -75,6 +75,10 @@ def _demo(args):
     names = args.names or list(DEMOS)
     table = run_demos(names, data_home=args.data_home, fast=args.fast, verbose=1)
     print(table.to_markdown(index=False, floatfmt=".4g"))
+    ran = set(table["method"].map(str)) if len(table) else set()
+    if not ran:
+        print("No demo could run (see the messages above for the missing data).", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -141,6 +141,22 @@ class TorchEstimatorMixin:
         """Cast ``X`` to the module's precision as a writeable, C-contiguous array."""
         return np.require(np.asarray(X, dtype=_DTYPES[self.precision]), requirements=["C", "W"])
 
+    def _check_device(self):
+        """Reject devices torch cannot use, naming the ``device`` parameter."""
+        try:
+            device = torch.device(self.device)
+        except (RuntimeError, ValueError) as exc:
+            raise ValueError(
+                f"device must be a torch device such as 'cpu' or 'cuda:0'; got {self.device!r}."
+            ) from exc
+        available = {"cpu": True, "cuda": torch.cuda.is_available(),
+                     "mps": torch.backends.mps.is_available()}
+        if not available.get(device.type, True):
+            raise ValueError(
+                f"device={self.device!r} is not available in this torch build "
+                f"({torch.__version__}); use device='cpu'."
+            )
+
     def _optimizer_class(self):
         if isinstance(self.optimizer, str):
             return getattr(torch.optim, _OPTIMIZERS[self.optimizer])
@@ -165,6 +181,7 @@ class TorchEstimatorMixin:
         net : skorch.NeuralNet
             The trained net, also stored as ``net_``.
         """
+        self._check_device()
         X = self._as_input(X)
         sample_weight = _check_sample_weight(
             sample_weight, X, dtype=X.dtype, ensure_non_negative=True

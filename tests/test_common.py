@@ -156,3 +156,14 @@ def test_bad_hyperparameter_names_the_argument():
         TorchMLPRegressor(precision="float16").fit(X, y)
     with pytest.raises(ValueError, match="'batch_size' parameter"):
         TorchMLPRegressor(batch_size=0).fit(X, y)
+
+
+@pytest.mark.parametrize("device", ["foo", "cuda:0"])
+def test_unusable_device_is_a_clear_error(device):
+    import torch
+
+    if device.startswith("cuda") and torch.cuda.is_available():
+        pytest.skip("CUDA is available here: device='cuda:0' is usable")
+    X, y = make_regression(n_samples=30, n_features=3, random_state=0)
+    with pytest.raises(ValueError, match=r"device"):
+        TorchMLPRegressor(device=device, max_epochs=1).fit(X, y)

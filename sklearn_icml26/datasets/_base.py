@@ -25,7 +25,7 @@ def get_data_home(data_home=None):
     Returns
     -------
     data_home : pathlib.Path
-        The data home, which exists on return.
+        The data home as an absolute path, which exists on return.
 
     Examples
     --------
@@ -35,7 +35,7 @@ def get_data_home(data_home=None):
     """
     if data_home is None:
         data_home = os.environ.get(DATA_HOME_ENV, os.path.join("~", "sklearn_icml26_data"))
-    path = Path(data_home).expanduser()
+    path = Path(data_home).expanduser().resolve()  # absolute: messages name the real folder
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -147,5 +147,11 @@ def fetch_files(dataset, files, data_home=None, download_if_missing=True):
                 progressbar=False,
             )
         except Exception as exc:  # network errors, HTTP errors, checksum mismatch
-            raise _fail(f"download failed: {type(exc).__name__}: {str(exc)[:300]}") from exc
+            # the first line names the problem (no network, HTTP status, checksum); the chained
+            # exception keeps the whole story
+            first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            if len(first_line) > 200:
+                first_line = first_line[:197] + "..."
+            raise _fail(f"download of {f.path} failed: {type(exc).__name__}"
+                        + (f": {first_line}" if first_line else "")) from exc
     return folder

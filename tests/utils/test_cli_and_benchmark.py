@@ -44,6 +44,11 @@ def test_demo_command_prints_markdown(fake_demos, capsys):
     assert "| method" in out and "0.9" in out
 
 
+def test_demo_command_fails_when_no_demo_could_run(fake_demos, capsys):
+    assert cli.main(["demo", "missing"]) == 1
+    assert "No demo could run" in capsys.readouterr().err
+
+
 def test_unknown_demo_and_benchmark_are_errors(fake_demos):
     with pytest.raises(SystemExit, match="Unknown demo"):
         cli.main(["demo", "nope"])
