@@ -40,10 +40,10 @@ class Demo:
     target: str
 
 
-# name -> Demo; each method adds its line here
+# name -> Demo, in the order `demo` runs them; each method adds its line here
 DEMOS = {}
 DEMOS["ese"] = Demo("ese", "ESE vs random walk and per-system Ridge, COVID-19 Victoria (319 regions)", "ese_xu2026", "sklearn_icml26.forecasting._ese:run_demo")  # noqa: E501
+DEMOS["skewd"] = Demo("skewd", "SkewD cause-effect decisions vs QCCD, Tuebingen pairs (weighted accuracy, AUDRC)", "cause_effect", "sklearn_icml26.causal_discovery._demo:run_demo")  # noqa: E501
 DEMOS["longitudinal"] = Demo("longitudinal", "DynamicRA effect per period vs Lin (HC2), BtheB and respiratory trials", "longitudinal_rct", "sklearn_icml26.treatment_effects._demo:run_demo")  # noqa: E501
 DEMOS["hdtree"] = Demo("hdtree", "HDTree lineage tree vs Ward and diffusion pseudotime, Paul15 (2,660 cells)", "single_cell", "sklearn_icml26.lineage._demo:run_demo")  # noqa: E501
 DEMOS["mpf"] = Demo("mpf", "MPFSurface vs its SDF ablation on an open hemisphere (CD-L1, NC; mesh to PLY)", "mpf", "sklearn_icml26.surface._demo:run_demo")  # noqa: E501
-DEMOS["skewd"] = Demo("skewd", "SkewD cause-effect decisions vs QCCD, Tuebingen pairs (weighted accuracy, AUDRC)", "cause_effect", "sklearn_icml26.causal_discovery._demo:run_demo")  # noqa: E501
