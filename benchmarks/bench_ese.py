@@ -20,7 +20,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # before numpy/sklearn load their
 import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 from sklearn.compose import TransformedTargetRegressor  # noqa: E402
@@ -48,10 +47,6 @@ from sklearn_icml26.utils._benchmark import (  # noqa: E402
     measure,
     write_results,
 )
-
-_SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
-if "SKLEARN_ICML26_DATA" not in os.environ and _SHARED.is_dir():
-    os.environ["SKLEARN_ICML26_DATA"] = str(_SHARED)
 
 DAMPING_GRID = [0.0, 0.1, 0.25, 0.5, 0.75, 1.0]
 MEMORY_BELOW_S = 5.0

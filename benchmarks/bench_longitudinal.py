@@ -20,11 +20,9 @@ Usage::
     python benchmarks/bench_longitudinal.py [--quick] [--n-jobs 2] [--reps 20]
 """
 
-import os
 import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -273,9 +271,6 @@ def main(argv=None):
                         help="in B and D run only ours (simulate) of our variants (saves the "
                              "'regress' and history_window=0 fits, the slowest part)")
     args = parser.parse_args(argv)
-    shared = Path(__file__).resolve().parents[2] / "shared" / "data"
-    if "SKLEARN_ICML26_DATA" not in os.environ and shared.is_dir():
-        os.environ["SKLEARN_ICML26_DATA"] = str(shared)  # the repository's data home
     try:
         import doubleml  # noqa: F401
 

@@ -17,7 +17,6 @@ at noise 0, its first 4000 input and 20000 ground-truth points, widths 32, 30 wa
 """
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -36,11 +35,6 @@ from sklearn_icml26.utils._benchmark import (
     measure,
     write_results,
 )
-
-# the shared data home beside the checkout, as in the tests and CI
-_SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
-if "SKLEARN_ICML26_DATA" not in os.environ and _SHARED.is_dir():
-    os.environ["SKLEARN_ICML26_DATA"] = str(_SHARED)
 
 COLUMNS = ["dataset", "noise", "method", "cd_l1", "cd_l2", "f_0.005", "f_0.01", "nc",
            "cd_l1_over_floor", "fit_seconds", "extract_seconds", "peak_memory_mb"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["Measurement", "benchmark_parser", "machine_info", "markdown_table", "measure",
-           "write_results"]
+           "use_workspace_data_home", "write_results"]
 
 RESULTS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
 
@@ -162,8 +162,28 @@ def markdown_table(rows, columns=None, floatfmt=".4g"):
     return "\n".join(lines)
 
 
+def use_workspace_data_home():
+    """Point ``SKLEARN_ICML26_DATA`` at ``../shared/data`` beside the checkout when unset.
+
+    That folder is the data home of this repository's tests, CI and benchmarks. Nothing
+    changes when the variable is already set or the folder does not exist.
+
+    Returns
+    -------
+    data_home : str or None
+        The value of ``SKLEARN_ICML26_DATA`` afterwards.
+    """
+    shared = RESULTS_DIR.parents[2] / "shared" / "data"
+    if "SKLEARN_ICML26_DATA" not in os.environ and shared.is_dir():
+        os.environ["SKLEARN_ICML26_DATA"] = str(shared)
+    return os.environ.get("SKLEARN_ICML26_DATA")
+
+
 def benchmark_parser(description):
     """The command-line parser every benchmark script uses (``--quick``, ``--output``).
+
+    Creating it also calls :func:`use_workspace_data_home`, so every benchmark reads the
+    repository's data home unless ``SKLEARN_ICML26_DATA`` says otherwise.
 
     Parameters
     ----------
@@ -175,6 +195,7 @@ def benchmark_parser(description):
     parser : argparse.ArgumentParser
         Parser with ``--quick``, ``--output`` and ``--n-jobs``.
     """
+    use_workspace_data_home()
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help="seconds-long version (CI)")
     parser.add_argument("--output", default=None, help="result file (default: results/)")
