@@ -52,6 +52,9 @@ _REFERENCE = (
 )
 _CENSORING_FLOOR = 0.01
 _CHUNK_ROWS = 32768  # particles evaluated at once in predict
+# largest |value| of X and y accepted by the adjuster: its squares, summed over units and
+# weighted by inverse path probabilities, must stay far below the float64 maximum (~1.8e308)
+_MAX_ABS_INPUT = 1e100
 
 
 class LinearGaussianTransition(RegressorMixin, BaseEstimator):
@@ -150,7 +153,16 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If ``X`` or ``y`` hold NaN/inf, differ in length or are empty.
+            If ``X`` or ``y`` hold NaN/inf, differ in length or are empty, or the mean model
+            gives non-finite predictions (``X`` too large for float64).
+
+        Warns
+        -----
+        UserWarning
+            With the in-sample residuals and fewer than ``n_features + 2`` samples (no
+            residual degrees of freedom: the covariance is the ``min_eigenvalue`` floor), or
+            when ``covariance_`` overflows float64 in the units of huge targets (the
+            standardised factor used by :meth:`sample` stays finite).
         """
         H, S = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64)
         S = np.asarray(S, dtype=np.float64)
@@ -158,8 +170,15 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
         S2 = S.reshape(len(S), -1)
         n, p = H.shape
         self.n_outputs_ = S2.shape[1]
-        self.location_ = S2.mean(axis=0)
-        scale = S2.std(axis=0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            location, scale = S2.mean(axis=0), S2.std(axis=0)
+        if not (np.all(np.isfinite(location)) and np.all(np.isfinite(scale))):
+            # squares of huge targets overflow: standardise each column by its peak first
+            peak = np.max(np.abs(S2), axis=0)
+            peak = np.where(peak > 0, peak, 1.0)
+            unit = S2 / peak
+            location, scale = unit.mean(axis=0) * peak, unit.std(axis=0) * peak
+        self.location_ = location
         self.scale_ = np.where(scale > 1e-12 * (1.0 + np.abs(self.location_)), scale, 1.0)
         Z = (S2 - self.location_) / self.scale_
         target = Z[:, 0] if self.n_outputs_ == 1 else Z
@@ -168,25 +187,59 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
             model = MultiOutputRegressor(model)
         model.fit(H, target)
         self.mean_model_ = model
-        if isinstance(model, LinearRegression) or n < 6:
+        in_sample = isinstance(model, LinearRegression) or n < 6
+        if in_sample:
             resid = Z - model.predict(H).reshape(n, -1)
             dof = max(n - p - 1, 1)
         else:
             fitted = cross_val_predict(clone(model), H, target, cv=3)
             resid = Z - np.asarray(fitted).reshape(n, -1)
             dof = n
+        if not np.all(np.isfinite(resid)):
+            raise ValueError(
+                "the mean model gave NaN or infinite predictions of the standardised targets "
+                f"on X (largest |X| = {np.max(np.abs(H)):.3g}): rescale X (values this large "
+                "overflow float64 in the regression)"
+            )
+        if in_sample and n - p - 1 < 1:
+            warnings.warn(
+                f"n_samples={n} is too few to estimate the noise covariance from {p} features "
+                f"(in-sample residuals need n_samples >= n_features + 2 = {p + 2}); the "
+                f"covariance eigenvalues are floored at min_eigenvalue={self.min_eigenvalue:g} "
+                "of the standardised targets, so draws carry (almost) no noise",
+                UserWarning,
+                stacklevel=3,
+            )
         cov = resid.T @ resid / dof
         eigval, eigvec = np.linalg.eigh((cov + cov.T) / 2.0)
         eigval = np.maximum(eigval, self.min_eigenvalue)
         self.noise_factor_ = eigvec * np.sqrt(eigval)
         standard_cov = self.noise_factor_ @ self.noise_factor_.T
-        self.covariance_ = standard_cov * np.outer(self.scale_, self.scale_)
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.covariance_ = standard_cov * np.outer(self.scale_, self.scale_)
+        if not np.all(np.isfinite(self.covariance_)):
+            warnings.warn(
+                f"covariance_ overflows float64 in the units of y (target scales up to "
+                f"{np.max(self.scale_):.3g}) and holds inf/NaN; predict and sample use the "
+                "standardised factor noise_factor_ and are unaffected. Rescale y to get a "
+                "finite covariance_",
+                UserWarning,
+                stacklevel=3,
+            )
         return self
 
     def _mean(self, H):
         n = H.shape[0]
-        Z = np.asarray(self.mean_model_.predict(H), dtype=np.float64).reshape(n, -1)
-        return Z * self.scale_ + self.location_
+        with np.errstate(over="ignore", invalid="ignore"):  # non-finite output raises below
+            Z = np.asarray(self.mean_model_.predict(H), dtype=np.float64).reshape(n, -1)
+            mean = Z * self.scale_ + self.location_
+        if not np.all(np.isfinite(mean)):
+            raise ValueError(
+                "the conditional mean is NaN or infinite for some rows of X (largest |X| = "
+                f"{np.max(np.abs(H)):.3g}, target scales up to {np.max(self.scale_):.3g}): "
+                "X or the targets are too large for float64; rescale them"
+            )
+        return mean
 
     def predict(self, X):
         """Conditional mean ``E[S | H]``.
@@ -224,7 +277,8 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If ``z`` does not have one row per row of ``X`` and ``n_outputs_`` columns.
+            If ``z`` does not have one row per row of ``X`` and ``n_outputs_`` columns, holds
+            NaN or infinity, or the draws overflow float64.
         """
         check_is_fitted(self)
         H = validate_data(self, X, reset=False, dtype=np.float64)
@@ -234,7 +288,21 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
                 f"z must have shape (n_samples, n_outputs)=({H.shape[0]}, {self.n_outputs_}); "
                 f"got {z.shape}"
             )
-        draws = self._mean(H) + (z @ self.noise_factor_.T) * self.scale_
+        finite = np.isfinite(z)
+        if not finite.all():
+            rows = np.flatnonzero(~finite.all(axis=1))
+            raise ValueError(
+                "z contains NaN or infinity: it must hold finite standard normal draws; got "
+                f"{int((~finite).sum())} non-finite values in rows "
+                f"{rows[:10].tolist()}{' ...' if rows.size > 10 else ''}"
+            )
+        with np.errstate(over="ignore", invalid="ignore"):
+            draws = self._mean(H) + (z @ self.noise_factor_.T) * self.scale_
+        if not np.all(np.isfinite(draws)):
+            raise ValueError(
+                f"the draws overflow float64 (largest |z| = {np.max(np.abs(z)):.3g}, target "
+                f"scales up to {np.max(self.scale_):.3g}): rescale the targets or z"
+            )
         return draws[:, 0] if self._one_dim else draws
 
     def __sklearn_tags__(self):
@@ -260,6 +328,19 @@ def _step_slice(tau, base_dim, block):
     """Columns of the step block S_tau = (X_{tau+1}, Y_tau) in the full history matrix."""
     start = base_dim + tau * block
     return slice(start, start + block)
+
+
+def _check_magnitude(values, name):
+    """Reject data whose squares would overflow float64 in the adjuster (NaN cells skipped)."""
+    finite = values[~np.isnan(values)]
+    peak = float(np.max(np.abs(finite))) if finite.size else 0.0
+    if peak > _MAX_ABS_INPUT:
+        raise ValueError(
+            f"{name} has values up to {peak:.3g} in absolute value; values beyond "
+            f"{_MAX_ABS_INPUT:.0e} make the squares in the regressions and standard errors "
+            f"overflow float64 (NaN/inf estimates): rescale {name} (e.g. divide by its "
+            "standard deviation)"
+        )
 
 
 class _ConstantProbability:
@@ -637,6 +718,8 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         check_consistent_length(X, y)
         if np.isinf(y).any():
             raise ValueError("Input y contains infinity; only NaN (dropout) is allowed")
+        _check_magnitude(X, "X")
+        _check_magnitude(y, "y")
         Y = y.reshape(len(y), -1)
         n, T = Y.shape
         p, k = X.shape[1], self.n_time_varying
@@ -796,8 +879,9 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
             3-D, infinite or with non-monotone missing values, too few samples for ``cv``,
             treatment of the wrong shape, not integer-coded or single-valued, regimes of the
             wrong shape or with absent codes, a float ``propensity`` with time-varying regimes,
-            a bad propensity array, or fewer than 2 units on a regime's path in a training
-            fold.
+            a bad propensity array, fewer than 2 units on a regime's path in a training
+            fold, ``X`` or ``y`` with values beyond 1e100 in absolute value (their squares
+            overflow float64: rescale), or NaN/inf estimates (non-finite nuisance predictions).
         """
         X, y, Y, W = self._check_inputs(X, y, treatment)
         n, T = Y.shape
@@ -958,6 +1042,16 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
             self.effect_ = self.means_[0] - self.means_[1]
             psi = self.influence_[:, 0] - self.influence_[:, 1]
             self.effect_se_ = np.sqrt((psi**2).mean(axis=0) / n)
+        for name in ("means_", "means_se_", "effect_", "effect_se_"):
+            value = getattr(self, name)
+            if value is not None and not np.all(np.isfinite(value)):
+                raise ValueError(
+                    f"the fit gave NaN or infinite {name} {np.round(value, 4).tolist()} "
+                    f"(largest |y| = {np.nanmax(np.abs(Y)):.3g}, largest |X| = "
+                    f"{np.max(np.abs(X)):.3g}): the nuisance models returned non-finite values "
+                    "or the data overflow float64; rescale X and y or check outcome_model / "
+                    "transition_model"
+                )
 
         H0 = Hfull[:, :base_dim]
         if self.single_arm_:
@@ -1034,6 +1128,7 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
+        _check_magnitude(X, "X")
         R = 1 if self.single_arm_ else 2
         return np.stack([self._predict_regime(X, r) for r in range(R)], axis=1)
 
@@ -1053,6 +1148,7 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
+        _check_magnitude(X, "X")
         pred = self._predict_regime(X, 0 if self.single_arm_ else 1)
         return pred[:, 0] if self._y_one_dim else pred
 

@@ -7,7 +7,7 @@ import pytest
 import sklearn
 from conftest import require_data
 from scipy import stats
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import Ridge
 from sklearn.model_selection import KFold, cross_validate
@@ -326,10 +326,80 @@ def test_linear_gaussian_transition_recovers_mean_and_covariance():
     flexible = LinearGaussianTransition(mean_model=make_pipeline(StandardScaler(), Ridge()))
     np.testing.assert_allclose(flexible.fit(H, S).covariance_, cov, atol=0.15)
     # more features than rows: exact fit, covariance floored, draws finite
-    tiny = LinearGaussianTransition(min_eigenvalue=1e-6).fit(H[:3], S[:3])
+    with pytest.warns(UserWarning, match="too few to estimate the noise covariance"):
+        tiny = LinearGaussianTransition(min_eigenvalue=1e-6).fit(H[:3], S[:3])
     assert np.all(np.linalg.eigvalsh(tiny.covariance_) > 0)
     with pytest.raises(ValueError, match="z must have shape"):
         kernel.sample(H[:2], np.zeros((2, 3)))
+
+
+def test_linear_gaussian_transition_rejects_non_finite_z():
+    H = np.random.default_rng(0).normal(size=(50, 3))
+    kernel = LinearGaussianTransition().fit(H, H[:, :2])
+    for bad in (np.nan, np.inf):
+        z = np.zeros((2, 2))
+        z[1, 0] = bad
+        with pytest.raises(ValueError, match="z contains NaN or infinity"):
+            kernel.sample(H[:2], z)
+
+
+def test_linear_gaussian_transition_huge_values_scaled_internally():
+    rng = np.random.default_rng(0)
+    H = rng.normal(size=(50, 3))
+    S = H[:, :2] + 0.1 * rng.normal(size=(50, 2))
+    plain = LinearGaussianTransition().fit(H, S)
+    with pytest.warns(UserWarning, match="covariance_ overflows float64"):
+        huge = LinearGaussianTransition().fit(H * 1e300, S * 1e300)
+    assert np.all(np.isfinite(huge.scale_)) and np.all(np.isfinite(huge.noise_factor_))
+    np.testing.assert_allclose(huge.predict(H[:5] * 1e300) / 1e300, plain.predict(H[:5]),
+                               rtol=1e-8, atol=1e-8)
+    assert np.all(np.isfinite(huge.predict(H[:5])))
+    z = rng.normal(size=(5, 2))
+    np.testing.assert_allclose(huge.sample(H[:5] * 1e300, z) / 1e300, plain.sample(H[:5], z),
+                               rtol=1e-8, atol=1e-8)
+    # a mean model that cannot cope with the magnitude is an error, not NaN
+    with pytest.raises(ValueError, match="conditional mean is NaN or infinite"):
+        plain.predict(np.array([[1.79e308, 1.79e308, 0.0]]))
+
+
+def test_linear_gaussian_transition_too_few_samples_warns():
+    H = np.random.default_rng(0).normal(size=(50, 3))
+    with pytest.warns(UserWarning, match=r"n_samples=1 is too few.*n_features \+ 2 = 5"):
+        kernel = LinearGaussianTransition().fit(H[:1], H[:1, :2])
+    np.testing.assert_allclose(kernel.covariance_, 1e-8 * np.eye(2))
+    assert np.all(np.isfinite(kernel.sample(H[:2], np.ones((2, 2)))))
+
+
+def test_huge_inputs_raise_instead_of_nan():
+    X, y, w, _ = make_longitudinal_rct(100, 3, 2, dynamics="linear", outcome="linear",
+                                       random_state=0)
+    est = LongitudinalRegressionAdjuster(n_time_varying=2, n_mc=4, cv=2, random_state=0)
+    with pytest.raises(ValueError, match=r"y has values up to .*e\+200.*rescale y"):
+        est.fit(X, y * 1e200, treatment=w)
+    with pytest.raises(ValueError, match=r"X has values up to .*e\+300.*rescale X"):
+        est.fit(X * 1e300, y, treatment=w)
+    est.fit(X, y, treatment=w)
+    assert np.all(np.isfinite(est.effect_)) and np.all(np.isfinite(est.effect_se_))
+    with pytest.raises(ValueError, match="X has values up to"):
+        est.predict(X * 1e300)
+
+
+class _NaNRegressor(RegressorMixin, BaseEstimator):
+    def fit(self, X, y):
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), np.nan)
+
+
+def test_non_finite_nuisance_predictions_raise():
+    X, y, w, _ = make_longitudinal_rct(100, 3, 2, dynamics="linear", outcome="linear",
+                                       random_state=0)
+    est = LongitudinalRegressionAdjuster(n_time_varying=2, outcome_model=_NaNRegressor(),
+                                         n_mc=4, cv=2, random_state=0)
+    with pytest.raises(ValueError, match="the fit gave NaN or infinite means_"):
+        est.fit(X, y, treatment=w)
 
 
 # ---------------------------------------------------------------- sklearn integration
