@@ -29,7 +29,13 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils import progress_bar
-from ._skewnormal import SkewNormalLSNMRegressor
+from ._skewnormal import (
+    SkewNormalLSNMRegressor,
+    _check_numeric,
+    _pow2_scale,
+    _robust_mean_std,
+    _standardize,
+)
 
 __all__ = ["SkewDCausalDiscoverer", "score_pairs"]
 
@@ -52,6 +58,9 @@ def _median_sq_distance(a, seed, max_points=3000):
 def _hsic(a, b, seed, block=1024):
     """Biased HSIC statistic ``trace(KHLH)`` with Gaussian kernels, O(n) memory."""
     n = a.shape[0]
+    # the Gaussian kernels with median bandwidths are scale invariant: pre-scaling by a power
+    # of two keeps the statistic (bitwise) and avoids overflow of the squared differences
+    a, b = a / _pow2_scale(a), b / _pow2_scale(b)
     ma, mb = _median_sq_distance(a, seed), _median_sq_distance(b, seed)
     total = 0.0
     ksum = np.empty(n)
@@ -255,7 +264,8 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
     ----------
     direction_ : int
         Two variables only: +1 if column 0 causes column 1, -1 otherwise (``score_ = 0`` gives
-        +1).
+        +1); 0 (no decision, with a warning and an empty ``adjacency_matrix_``) when the score
+        is not finite.
     score_ : float
         Two variables: the score ``S`` of ``criterion``; more: best minus runner-up total
         log-likelihood (0 with a single candidate).
@@ -413,22 +423,24 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         Raises
         ------
         ValueError
-            If ``X`` has NaN/inf, fewer than 5 samples or fewer than 2 columns, or ``cpdag`` has
-            the wrong shape, non-binary entries or a directed cycle.
+            If ``X`` has NaN/inf or non-numeric columns (named in the message), fewer than 5
+            samples or fewer than 2 columns, ``cpdag`` has the wrong shape, non-binary entries
+            or a directed cycle, or every candidate graph gets a non-finite likelihood.
         ImportError
             If ``skeleton="pc"`` is needed and causal-learn is missing.
         """
+        _check_numeric(X, "X")
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=5,
                           ensure_min_features=2)
         n, d = X.shape
         seed = int(check_random_state(self.random_state).randint(2**31 - 1))
         if self.standardize:
-            self.mean_ = X.mean(axis=0)
-            sd = X.std(axis=0)
+            # moments on power-of-two pre-scaled data: no overflow of the squares near 1e300
+            self.mean_, sd, _ = _robust_mean_std(X, axis=0)
             self.scale_ = np.where(sd > 0, sd, 1.0)
         else:
             self.mean_, self.scale_ = np.zeros(d), np.ones(d)
-        Xs = (X - self.mean_) / self.scale_
+        Xs = _standardize(X, self.mean_, self.scale_)
         constant = np.ptp(X, axis=0) == 0
         if constant.any():
             warnings.warn(
@@ -486,6 +498,16 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
             kde1 = _kde_log_density(x1, self.kde_bandwidth, seed)
             self.scores_["ll-kde"] = s_ll + kde0 - kde1
         self.score_ = float(self.scores_[self.criterion])
+        if not np.isfinite(self.score_):
+            warnings.warn(
+                f"SkewD: the {self.criterion!r} score is not finite ({self.score_}); no "
+                "direction is decided (direction_=0, empty adjacency_matrix_). The data are "
+                "probably too badly scaled: use standardize=True or rescale X.",
+                UserWarning, stacklevel=3)
+            self.direction_ = 0
+            self.adjacency_matrix_ = np.zeros((2, 2), dtype=int)
+            self.causal_order_ = np.array([0, 1])
+            return
         self.direction_ = 1 if self.score_ >= 0 else -1
         fwd_dir = self.direction_ == 1
         self.adjacency_matrix_ = np.array([[0, 0], [1, 0]] if fwd_dir else [[0, 1], [0, 0]])
@@ -590,6 +612,18 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
                     orient, current = trial[k]
                 scores = np.array(scores)
                 self.search_ = "greedy"
+        finite = np.isfinite(scores)
+        if not finite.any():
+            raise ValueError(
+                f"SkewD: all {len(cands)} candidate graphs got a non-finite total "
+                "log-likelihood; no graph can be selected. The data are probably too badly "
+                "scaled: use standardize=True or rescale X.")
+        if not finite.all():
+            warnings.warn(
+                f"SkewD: {int((~finite).sum())} of {len(cands)} candidate graphs got a "
+                "non-finite total log-likelihood; they are ranked last.", UserWarning,
+                stacklevel=3)
+            scores = np.where(finite, scores, -np.inf)
         best = int(np.argmax(scores))
         B = cands[best]
         self.graph_scores_ = scores
@@ -618,8 +652,9 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
             Unitless noise estimates.
         """
         check_is_fitted(self)
+        _check_numeric(X, "X")
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        Xs = (X - self.mean_) / self.scale_
+        Xs = _standardize(X, self.mean_, self.scale_)
         out = Xs.copy()
         B = self.adjacency_matrix_
         for j in range(self.n_features_in_):

@@ -35,11 +35,86 @@ _LAMBDA_BOUND = 25.0
 _RHO_LOW, _RHO_HIGH = -10.0, 5.0
 _NEG_E_LOG_CHI2 = 1.2704  # -E log chi^2_1
 _SEARCH_MIN_SAMPLES = 50
+_MAX_UNSTANDARDIZED = 1e100  # |values| above this overflow the squared residuals
 
 
 def _mills(t):
     """``φ(t) / Φ(t)``, stable for very negative ``t``."""
     return np.exp(-0.5 * t * t - _HALF_LOG_2PI - log_ndtr(t))
+
+
+def _pow2_scale(a, axis=0):
+    """Powers of two at the order of magnitude of ``max |a|`` along ``axis`` (1 for zeros).
+
+    Dividing by a power of two is exact, so moments computed on ``a / c`` and multiplied back
+    by ``c`` are bitwise those of ``a`` whenever the latter do not overflow or underflow.
+    """
+    m = np.max(np.abs(a), axis=axis)
+    _, exponent = np.frexp(m)
+    return np.where(m > 0, np.ldexp(1.0, exponent), 1.0)
+
+
+def _robust_mean_std(a, axis=0):
+    """Mean and standard deviation of ``a`` without overflow/underflow of the squares.
+
+    Returns (mean, std, c) where ``c`` is the power-of-two pre-scaling (:func:`_pow2_scale`);
+    ``(a / c - mean / c) / (std / c)`` standardises ``a`` without overflow.
+    """
+    c = _pow2_scale(a, axis=axis)
+    b = a / c
+    return b.mean(axis=axis) * c, b.std(axis=axis) * c, c
+
+
+def _standardize(a, mean, scale):
+    """``(a - mean) / scale`` computed on power-of-two pre-scaled values (no overflow)."""
+    c = _pow2_scale(np.stack([np.abs(np.asarray(mean, dtype=float)),
+                              np.asarray(scale, dtype=float)]), axis=0)
+    return (a / c - mean / c) / (scale / c)
+
+
+def _check_numeric(X, name):
+    """Raise a clear ValueError when ``X`` (array or DataFrame) holds non-numeric values."""
+    if X is None:
+        return
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is not None and hasattr(dtypes, "items"):  # DataFrame: name the columns
+        from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+        bad = [(col, str(dt)) for col, dt in dtypes.items()
+               if not (is_numeric_dtype(dt) or is_bool_dtype(dt))]
+        bad = [(col, dt) for col, dt in bad if not _converts(X[col])]
+        if bad:
+            cols = ", ".join(f"{col!r} (dtype {dt})" for col, dt in bad)
+            raise ValueError(
+                f"{name} must be numeric; column(s) {cols} hold non-numeric values. Encode "
+                f"or drop them (e.g. with a OneHotEncoder / OrdinalEncoder) first.")
+        return
+    if isinstance(X, str):
+        raise ValueError(f"{name} must be a numeric array-like; got the string {X!r}.")
+    dtype = getattr(X, "dtype", None)
+    if dtype is None:
+        try:
+            dtype = np.asarray(X).dtype
+        except Exception:  # ragged input: leave the message to validate_data
+            return
+    if dtype.kind in "USVMm" or (dtype.kind == "O" and not _converts(X)):
+        raise ValueError(
+            f"{name} must be numeric (convertible to float64); got dtype {dtype}. Encode "
+            "strings/categories as numbers first.")
+
+
+def _converts(values):
+    """False only for values that fail float conversion with a ValueError (strings).
+
+    Other failures (a TypeError for e.g. dicts) are left to ``validate_data``.
+    """
+    try:
+        np.asarray(values, dtype=np.float64)
+    except ValueError:
+        return False
+    except TypeError:
+        return True
+    return True
 
 
 def _second_difference_penalty(k):
@@ -607,7 +682,7 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
     # ------------------------------------------------------------------------------------
     def _design(self, X):
         """Location and log-scale design matrices of (raw) ``X``."""
-        Xs = (X - self.x_mean_) / self.x_scale_
+        Xs = _standardize(X, self.x_mean_, self.x_scale_)
         if self.constant_features_.any():
             Xs = Xs.copy()
             Xs[:, self.constant_features_] = 0.0
@@ -646,14 +721,27 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If ``X`` or ``y`` hold NaN or inf, ``X`` is not 2-D, fewer than 3 samples arrive,
-            ``y`` is None, or a parameter is invalid.
+            If ``X`` or ``y`` hold NaN or inf or non-numeric values (strings, categories),
+            ``X`` is not 2-D, fewer than 3 samples arrive, ``y`` is None, a parameter is
+            invalid, or ``standardize=False`` meets values above 1e100 in absolute value
+            (their squares overflow float64; with ``standardize=True`` any finite scale works).
         ImportError
             If ``penalty_search="bayes"`` without ``scikit-optimize`` or ``solver="cmaes"``
             without ``cmaes``.
         """
+        _check_numeric(X, "X")
+        _check_numeric(y, "y")
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
                              ensure_min_samples=3)
+        if not self.standardize:
+            for name, a in (("X", X), ("y", y)):
+                big = float(np.max(np.abs(a)))
+                if big > _MAX_UNSTANDARDIZED:
+                    raise ValueError(
+                        f"{name} has values up to {big:.3g} in absolute value: too large to fit "
+                        f"with standardize=False (the squares overflow float64 arithmetic "
+                        f"beyond about {_MAX_UNSTANDARDIZED:.0e}). Rescale {name} or use "
+                        "standardize=True.")
         # small dense problems: multithreaded BLAS only adds overhead (100x on loaded CPUs)
         with threadpool_limits(limits=1, user_api="blas"):
             return self._fit(X, y)
@@ -668,7 +756,7 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         self._set_scaling(X, y)
         self.splines_loc_, self.splines_scale_ = [], []
-        Xs = (X - self.x_mean_) / self.x_scale_
+        Xs = _standardize(X, self.x_mean_, self.x_scale_)
         Xs[:, self.constant_features_] = 0.0
         for j in range(self.n_features_in_):
             col = Xs[:, [j]]
@@ -679,7 +767,7 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
             self.splines_scale_.append(SplineTransformer(
                 n_knots=self.n_knots_scale, degree=self.degree, extrapolation="linear").fit(col))
         N, Z = self._design(X)
-        ys = (y - self.y_mean_) / self.y_scale_
+        ys = _standardize(y, self.y_mean_, self.y_scale_)
 
         search = self.penalty_search if X.shape[0] >= _SEARCH_MIN_SAMPLES else "none"
         warm = None
@@ -708,6 +796,11 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
         )
         best = int(np.argmin([r[1] for r in results]))
         theta, P, n_iter, info = results[best]
+        if not (np.isfinite(P) and np.all(np.isfinite(theta))):
+            raise ValueError(
+                "SkewNormalLSNMRegressor: the fit produced a non-finite penalised likelihood "
+                f"({P}); the data are probably too badly scaled for float64 arithmetic. "
+                "Rescale X and y (or use standardize=True).")
         beta, rho, lam = problem.unpack(theta)
         self.coef_loc_ = np.asarray(beta, dtype=float).copy()
         self.coef_scale_ = np.asarray(rho, dtype=float).copy()
@@ -724,11 +817,11 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
         p = X.shape[1]
         self.constant_features_ = np.ptp(X, axis=0) == 0
         if self.standardize:
-            self.x_mean_ = X.mean(axis=0)
-            scale = X.std(axis=0)
+            # moments on power-of-two pre-scaled data: no overflow of the squares near 1e300
+            self.x_mean_, scale, _ = _robust_mean_std(X, axis=0)
             self.x_scale_ = np.where(self.constant_features_ | (scale == 0), 1.0, scale)
-            self.y_mean_ = float(y.mean())
-            y_sd = float(y.std())
+            y_mean, y_sd, _ = _robust_mean_std(y, axis=0)
+            self.y_mean_, y_sd = float(y_mean), float(y_sd)
             self.y_scale_ = y_sd if y_sd > 0 else 1.0
         else:
             self.x_mean_ = np.zeros(p)

@@ -30,6 +30,31 @@ __all__ = ["ESERegressor", "PerSystemRegressor", "last_window", "sliding_window"
 # --------------------------------------------------------------------------------------------
 # windows
 # --------------------------------------------------------------------------------------------
+def _check_numeric_target(y):
+    """Raise a clear ValueError when the target ``y`` holds non-numeric values (strings)."""
+    if y is None:
+        return
+    try:
+        arr = np.asarray(y)
+    except Exception:  # ragged input: leave the message to validate_data
+        return
+    if arr.dtype.kind == "O":
+        try:
+            arr.astype(np.float64)
+        except ValueError:  # strings; other failures (TypeError) are left to validate_data
+            pass
+        else:
+            return
+    elif arr.dtype.kind not in "USVMm":
+        return
+    example = arr.ravel()[0] if arr.size else None
+    example = example.item() if hasattr(example, "item") else example
+    raise ValueError(
+        f"y must be numeric (float targets, one column per system); got dtype {arr.dtype}"
+        + (f" with values such as {example!r}" if example is not None else "")
+        + ". Convert the targets to numbers first.")
+
+
 def _check_positive_int(value, name):
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise TypeError(f"{name} must be an int >= 1; got {value!r} of type "
@@ -571,12 +596,14 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If ``X``/``y`` hold NaN or infinite values, their column counts do not match
-            (``n_features`` not a multiple of ``n_systems``), ``aggregate_lags`` exceeds the
-            lags per system, a fixed ``scaling`` meets a non-positive training scale,
+            If ``X``/``y`` hold NaN or infinite values, ``y`` is not numeric, their column
+            counts do not match (``n_features`` not a multiple of ``n_systems``),
+            ``aggregate_lags`` exceeds the lags per system, a fixed ``scaling`` meets a
+            non-positive training scale,
             ``system_attributes`` has the wrong shape or NaN, ``damping=0`` with an iterative
             ``stop``, or ``stop="cointegration"`` with fewer than 5 systems.
         """
+        _check_numeric_target(y)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64,
                              ensure_min_samples=2)
         self._y_1d = y.ndim == 1
@@ -894,9 +921,11 @@ class PerSystemRegressor(RegressorMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If ``X``/``y`` hold NaN/inf, their column counts do not match, ``n_lags`` exceeds
-            the lags per system, or a fixed ``scaling`` meets a non-positive training scale.
+            If ``X``/``y`` hold NaN/inf, ``y`` is not numeric, their column counts do not
+            match, ``n_lags`` exceeds the lags per system, or a fixed ``scaling`` meets a
+            non-positive training scale.
         """
+        _check_numeric_target(y)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64,
                              ensure_min_samples=2)
         self._y_1d = y.ndim == 1

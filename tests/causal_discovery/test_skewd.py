@@ -10,6 +10,7 @@ import pytest
 from conftest import require_data
 from scipy.optimize import check_grad, minimize
 from scipy.stats import norm, skewnorm
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
@@ -498,3 +499,101 @@ def test_cpdag_is_routed_as_fit_metadata():
                          ("skewd", disc.set_fit_request(cpdag=True))])
         pipe.fit(X, cpdag=cpdag)
     np.testing.assert_array_equal(pipe[-1].cpdag_, cpdag)
+
+
+# --- input checks found by a new-user test -------------------------------------------------
+def _pair80():
+    X, _ = make_skewed_lsnm_pair(80, model="LS", random_state=0)
+    return X
+
+
+@pytest.mark.parametrize("x_factor", [1.0, 1e300])
+def test_regressor_huge_values_are_standardised_without_overflow(x_factor):
+    X = _pair80()
+    reg = SkewNormalLSNMRegressor(**FAST, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("error", RuntimeWarning)  # no overflow on the way
+        ref = clone(reg).fit(X[:, :1], X[:, 1])
+        big = clone(reg).fit(X[:, :1] * x_factor, X[:, 1] * 1e300)
+        pred = big.predict(X[:5, :1] * x_factor)
+    assert np.all(np.isfinite(pred))
+    assert big.shape_ == pytest.approx(ref.shape_, rel=1e-6, abs=1e-6)
+    np.testing.assert_allclose(pred / 1e300, ref.predict(X[:5, :1]), rtol=1e-6)
+
+
+def test_regressor_huge_values_without_standardize_raise():
+    X = _pair80()
+    with pytest.raises(ValueError, match=r"y has values up to .*standardize=True"):
+        SkewNormalLSNMRegressor(**FAST, standardize=False).fit(X[:, :1], X[:, 1] * 1e300)
+    with pytest.raises(ValueError, match=r"X has values up to .*Rescale X"):
+        SkewNormalLSNMRegressor(**FAST, standardize=False).fit(X[:, :1] * 1e300, X[:, 1])
+
+
+def test_regressor_string_target_says_y_must_be_numeric():
+    X = _pair80()
+    with pytest.raises(ValueError, match=r"y must be numeric.*<U1"):
+        SkewNormalLSNMRegressor(**FAST).fit(X[:, :1], np.array(["a"] * 80))
+    with pytest.raises(ValueError, match=r"y must be numeric.*object"):
+        SkewNormalLSNMRegressor(**FAST).fit(X[:, :1], np.array(["a"] * 80, dtype=object))
+
+
+def test_discoverer_standardisation_is_scale_invariant_for_huge_values():
+    X = _pair80()
+    ref = SkewDCausalDiscoverer(criterion="ll", estimator=FAST, random_state=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        big = SkewDCausalDiscoverer(criterion="ll", estimator=FAST, random_state=0).fit(
+            X * 1e300)
+    assert big.direction_ == ref.direction_
+    assert big.score_ == pytest.approx(ref.score_, rel=1e-6)
+    assert big.scores_["it"] == pytest.approx(ref.scores_["it"], rel=1e-6)
+    np.testing.assert_allclose(big.scale_ / 1e300, ref.scale_, rtol=1e-12)
+    np.testing.assert_allclose(big.transform(X[:5] * 1e300), ref.transform(X[:5]), rtol=1e-5,
+                               atol=1e-8)
+
+
+def test_discoverer_without_standardize_never_decides_from_a_nan_score():
+    X = _pair80()
+    disc = SkewDCausalDiscoverer(criterion="ll", standardize=False, estimator=FAST,
+                                 random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        disc.fit(X * 1e300)
+    assert np.isfinite(disc.score_) and disc.direction_ in (-1, 1)
+    assert np.isfinite(disc.scores_["it"])
+
+
+class _NaNLikelihood(SkewNormalLSNMRegressor):
+    def log_likelihood(self, X, y):
+        return float("nan")
+
+
+def test_nan_score_gives_no_decision_with_a_warning():
+    X = _pair80()
+    disc = SkewDCausalDiscoverer(criterion="ll",
+                                 estimator=_NaNLikelihood(**FAST, random_state=0))
+    with pytest.warns(UserWarning, match="score is not finite"):
+        disc.fit(X)
+    assert np.isnan(disc.score_)
+    assert disc.direction_ == 0
+    np.testing.assert_array_equal(disc.adjacency_matrix_, np.zeros((2, 2)))
+
+
+def test_graph_with_only_nan_scores_raises():
+    X, _ = make_skewed_lsnm_dag(60, n_nodes=3, n_edges=2, random_state=0)
+    disc = SkewDCausalDiscoverer(estimator=_NaNLikelihood(**FAST, random_state=0),
+                                 skeleton="complete", root_density="gaussian")
+    with pytest.raises(ValueError, match="non-finite total log-likelihood"):
+        disc.fit(X)
+
+
+def test_discoverer_names_the_non_numeric_dataframe_column():
+    pd = pytest.importorskip("pandas")
+    X = _pair80()
+    for bad in (pd.Categorical(["u", "v"] * 40), ["u", "v"] * 40):
+        df = pd.DataFrame({"cause": X[:, 0], "label": bad})
+        with pytest.raises(ValueError, match=r"X must be numeric; column\(s\) 'label'"):
+            SkewDCausalDiscoverer().fit(df)
+    with pytest.raises(ValueError, match=r"X must be numeric.*<U"):
+        SkewDCausalDiscoverer().fit(np.full((10, 2), "a"))

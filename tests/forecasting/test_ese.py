@@ -544,3 +544,16 @@ def test_linear_regression_default_and_clone_safety():
     before = est.predict(X)
     est.predict(X[:5])
     np.testing.assert_array_equal(est.predict(X), before)  # predict never changes state
+
+
+@pytest.mark.parametrize("Est", [ESERegressor, PerSystemRegressor])
+def test_string_targets_say_y_must_be_numeric(Est):
+    X = np.ones((30, 8))
+    with pytest.raises(ValueError, match=r"y must be numeric.*<U1.*'a'"):
+        Est().fit(X, np.full((30, 2), "a"))
+    with pytest.raises(ValueError, match=r"y must be numeric.*object"):
+        Est().fit(X, pd.DataFrame({"s0": ["a"] * 30, "s1": ["b"] * 30}))
+    # numbers stored as objects are still accepted
+    rng = np.random.default_rng(0)
+    y = (1.0 + rng.random((30, 2))).astype(object)
+    assert Est().fit(1.0 + rng.random((30, 8)), y).predict(np.ones((2, 8))).shape == (2, 2)
