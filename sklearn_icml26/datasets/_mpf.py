@@ -172,10 +172,11 @@ def load_mpf_shape(name, data_home=None):
 
     Reads ``<data_home>/mpf/<name>.npz`` (keys ``input_points`` (20000, 3), ``gt_points``
     (100000, 3), ``gt_normals`` (100000, 3), float32). The files are synthetic, generated for
-    this project (the paper's models are unreleased; no public URL). When the file is absent it
-    is regenerated with :func:`make_thin_shell` (input ``random_state=0``, ground truth 1),
-    cached in the data home when writable, and a warning says so (same geometry, different
-    points).
+    this project (the paper's models are unreleased; no public URL). When the file is absent the
+    shape is regenerated in memory with :func:`make_thin_shell` (input ``random_state=0``,
+    ground truth 1) on every call, with a warning (same geometry, different points); nothing is
+    written to the data home, so a regenerated cloud is never mistaken for the shared file. A
+    file whose SHA-256 differs from the pinned one is still read, with a warning.
 
     Parameters
     ----------
@@ -218,21 +219,19 @@ def load_mpf_shape(name, data_home=None):
             points, gt_points, gt_normals = (np.asarray(f[k], dtype=np.float64) for k in
                                              ("input_points", "gt_points", "gt_normals"))
         sha = _sha256(path)
+        if sha != MPF_SHA256[name]:
+            warnings.warn(f"{path} does not match the pinned SHA-256 of the shared {name!r} "
+                          f"file (expected {MPF_SHA256[name]}, got {sha}); it may be a "
+                          "regenerated or modified copy (older versions cached regenerated "
+                          "shapes under this name). Delete it or replace it with the shared "
+                          "file.", UserWarning, stacklevel=2)
     else:
+        # regenerated in memory only: never written under the shared file's name
         points, _ = make_thin_shell(name, 20000, random_state=0)
         gt_points, gt_normals = make_thin_shell(name, 100000, random_state=1)
-        where = "not cached (data home not writable)"
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            np.savez_compressed(path, input_points=points.astype(np.float32),
-                                gt_points=gt_points.astype(np.float32),
-                                gt_normals=gt_normals.astype(np.float32))
-            where = f"cached as {path}"
-        except OSError:
-            pass
         warnings.warn(f"{path} not found; regenerated {name!r} with make_thin_shell "
-                      f"(same geometry, different points than the shared file), {where}.",
-                      UserWarning, stacklevel=2)
+                      "(same geometry, different points than the shared file; not cached, "
+                      "sha256=None).", UserWarning, stacklevel=2)
         sha = None
     descr = (f"MPF test shape {name!r}: synthetic point cloud generated for the "
              "sklearn_icml26 project (the MPF paper, arXiv:2605.25503, released no models). "

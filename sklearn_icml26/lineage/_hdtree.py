@@ -82,7 +82,10 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
         ``2**(L+1) - 2`` codes and ``2**L`` at the deepest level.
     n_clusters : int or None, default=None
         Number of flat clusters of ``labels_`` and :meth:`predict` (the tree cut of
-        :meth:`cut`); ``None`` uses the deepest-level codes that hold training rows.
+        :meth:`cut`), at most ``2**n_levels``; ``None`` uses the deepest-level codes that
+        hold training rows. The cut merges codes of level
+        ``min(floor(sqrt(n_clusters)) + 2, n_levels - 1)``, which holds at least
+        ``n_clusters`` codes for every allowed value.
     hidden_size : int, default=256
         Width ``h`` of the encoder's hidden layers.
     n_layers : int, default=3
@@ -433,7 +436,8 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
         Raises
         ------
         ValueError
-            If ``X`` holds NaN/inf or fewer than ``n_neighbors + 1`` rows, if ``n_clusters``
+            If ``X`` holds NaN/inf or fewer than ``n_neighbors + 1`` rows, if training
+            diverges (non-finite embedding: lower ``lr``), if ``n_clusters``
             exceeds the ``2**n_levels`` deepest codes, if ``pseudotime_level`` is not below
             ``n_levels`` or if ``root_mask`` is not a boolean vector of length ``n_samples``
             or is all False.
@@ -494,6 +498,13 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
         self.code_embeddings_ = module.codebook.detach().cpu().double().numpy()
         self._embedder = Embedder64(module)
         self.embedding_ = self._forward_numpy(Xs, module=self._embedder)
+        if not (np.all(np.isfinite(self.embedding_))
+                and np.all(np.isfinite(self.code_embeddings_))):
+            raise ValueError(
+                "HDTreeLineage: training diverged; the embedding or the codebook of the "
+                f"training rows is not finite (NaN/inf). Lower lr (got lr={self.lr!r}) or "
+                "check the input scaling."
+            )
         self.paths_ = route(self.embedding_, self.code_embeddings_, self.n_levels)
         self._build_tree()
         if len(np.unique(self.paths_[:, 0])) < 2:
@@ -513,12 +524,6 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
                 f"n_clusters={n_clusters} exceeds the 2**n_levels={2**self.n_levels} deepest "
                 "codes; raise n_levels."
             )
-        if math.isqrt(n_clusters) + 2 > self.n_levels - 1:
-            warnings.warn(
-                f"n_clusters={n_clusters} would be cut from level "
-                f"{math.isqrt(n_clusters) + 2} but the deepest level is {self.n_levels - 1}; "
-                "cutting from the deepest level (raise n_levels for a finer tree).",
-                UserWarning, stacklevel=3)
 
     @staticmethod
     def _check_root_mask(root_mask, n):
@@ -669,7 +674,21 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
     # -- public methods --
     def _standardise(self, X):
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        return (X - self.feature_mean_) / self.feature_scale_
+        Xs = (X - self.feature_mean_) / self.feature_scale_
+        self._check_precision_range(Xs, X)
+        return Xs
+
+    def _check_precision_range(self, Xs, X):
+        """Reject rows whose standardised values overflow the module's float precision."""
+        limit = float(np.finfo(np.float32 if self.precision == "float32" else np.float64).max)
+        peak = float(np.max(np.abs(Xs))) if Xs.size else 0.0
+        if not peak <= limit:
+            raise ValueError(
+                f"X holds values too large for precision={self.precision!r}: after "
+                "standardisation with the training mean and scale the largest magnitude is "
+                f"{peak:.3g}, but must be at most {limit:.3g} (largest |X| = "
+                f"{float(np.max(np.abs(X))):.3g}); rescale X like the training data."
+            )
 
     def transform(self, X):
         """Scaled 2-D embedding ê of ``X``.
@@ -683,9 +702,22 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
         -------
         X_new : ndarray of shape (n_samples, n_components)
             Embedding in the codebook's space, float64.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` holds values that, standardised, exceed the range of ``precision``
+            (float32: about 3.4e38) or whose embedding overflows.
         """
         check_is_fitted(self)
-        return self._forward_numpy(self._standardise(X), module=self._embedder)
+        out = self._forward_numpy(self._standardise(X), module=self._embedder)
+        if not np.all(np.isfinite(out)):
+            bad = np.flatnonzero(~np.isfinite(out).all(axis=1))
+            raise ValueError(
+                f"X rows {bad[:10].tolist()} overflow the encoder (their embedding is not "
+                "finite); X must be on the scale of the training data."
+            )
+        return out
 
     def apply(self, X):
         """Code path of each row: its global code id at every level.

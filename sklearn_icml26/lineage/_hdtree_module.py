@@ -410,6 +410,12 @@ class StageCallback(Callback):
         module.emb_mean.copy_(mean)
         module.emb_scale.copy_(scale)
         e_hat = ((e - mean) / (scale + 1e-8)).cpu().double().numpy()
+        if not np.all(np.isfinite(e_hat)):
+            raise ValueError(
+                "HDTreeLineage: training diverged; the stage-1 embedding of the training rows "
+                f"is not finite (NaN/inf) after {self.epoch_ + 1} epoch(s). Lower lr (got "
+                f"lr={net.lr!r}) or check the input scaling."
+            )
         module.codebook.copy_(torch.as_tensor(self.init_codebook(e_hat),
                                               dtype=module.codebook.dtype))
         module.frozen = True
@@ -457,12 +463,20 @@ class StageCallback(Callback):
 
     def on_epoch_end(self, net, **kwargs):
         loss = net.history[-1, "train_loss"]
-        if np.isfinite(loss):
-            self.snapshot_ = copy.deepcopy(net.module_.state_dict())
+        # the loss is computed before each step: the weights after the last step can be
+        # non-finite while the epoch's loss is finite
+        module = net.module_
+        finite = (bool(np.isfinite(loss))
+                  and all(bool(torch.isfinite(p).all()) for p in module.parameters())
+                  and not any(bool(torch.isnan(b).any()) for b in module.buffers()
+                              if torch.is_floating_point(b)))  # clip bounds start at +-inf
+        if finite:
+            self.snapshot_ = copy.deepcopy(module.state_dict())
             return
         warnings.warn(
-            f"HDTreeLineage: non-finite loss in stage {net.module_.stage} at epoch "
-            f"{self.epoch_ + 1}; training stopped, the last finite weights are kept.",
+            f"HDTreeLineage: training diverged (non-finite loss or weights) in stage "
+            f"{net.module_.stage} at epoch {self.epoch_ + 1}; training stopped and the last "
+            f"finite weights are kept. Lower lr (got lr={net.lr!r}).",
             ConvergenceWarning, stacklevel=2,
         )
         if self.snapshot_ is not None:

@@ -545,6 +545,14 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
                      warm_start_iter=2, precision="float64", random_state=0)]
 
     @classmethod
+    def _get_expected_failed_checks(cls):
+        reason = ("MPFSurface fits 2-D or 3-D point clouds only and rejects the check's X with "
+                  "another number of columns")
+        return {check: reason for check in (
+            "check_n_features_in_after_fitting", "check_positive_only_tag_during_fit",
+            "check_estimators_dtypes", "check_dtype_object")}
+
+    @classmethod
     def _get_smoke_data(cls):
         from ..datasets import make_thin_shell
 
@@ -618,14 +626,20 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If ``X`` has fewer than 2 points, NaN/inf, zero extent (all points identical) or
-            zero extent in two or more directions (all points on a line), if ``normals`` has
-            the wrong shape or zero rows, or on invalid hyperparameters.
+            If ``X`` does not have 2 or 3 columns, has fewer than 2 points, NaN/inf, zero
+            extent (all points identical) or zero extent in two or more directions (all points
+            on a line), if ``normals`` has the wrong shape or zero rows, or on invalid
+            hyperparameters.
         """
         X = validate_data(self, X, dtype=np.float64)
         n, d = X.shape
         if n < 2:
             raise ValueError(f"MPFSurface needs at least 2 points; got n_samples = {n}.")
+        if d not in (2, 3):
+            raise ValueError(
+                f"X must hold 2-D (curve) or 3-D (surface) points, i.e. 2 or 3 columns; got "
+                f"X with {d} column(s) (shape {X.shape}, n_features={d})."
+            )
         weights = self._weights()
         schedule = self._schedule()
         if normals is not None:
@@ -757,7 +771,25 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
 
     def _check_query(self, Q):
         check_is_fitted(self)
-        return validate_data(self, Q, reset=False, dtype=np.float64)
+        Q = validate_data(self, Q, reset=False, dtype=np.float64)
+        # the first layer computes omega * (W x + b); beyond this radius it overflows the
+        # module's float type and the fields become NaN
+        first = self.module_.backbone[0]
+        weight = first.linear.weight.detach().abs().double()
+        bias = first.linear.bias.detach().abs().double()
+        gain = max(float(first.omega * weight.sum(dim=1).max()), 1.0)
+        big = float(np.finfo(np.float32 if self.precision == "float32" else np.float64).max)
+        limit = (big / 4 / gain - float(bias.max())) / self.scale_
+        with np.errstate(over="ignore", invalid="ignore"):
+            peak = float(np.max(np.abs(Q - self.center_))) if Q.size else 0.0
+        if not peak <= limit:
+            raise ValueError(
+                f"X holds coordinates too large for precision={self.precision!r}: every "
+                f"coordinate must lie within {limit:.3g} of the fitted center_ (beyond, the "
+                "network overflows its float type); got a coordinate "
+                f"{peak:.3g} away (largest |X| = {float(np.max(np.abs(Q))):.3g})."
+            )
+        return Q
 
     def decision_function(self, X):
         """The fused field phi at query points (its zero set is the untrimmed surface).
@@ -789,6 +821,13 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
         fields : ndarray of shape (n_queries, 3) or (n_queries, 1)
             ``[r, theta, phi]`` for ``field="mpf"``, ``[phi]`` for ``"sdf"``, ``[r]`` for
             ``"udf"``; input units, float64.
+
+        Raises
+        ------
+        ValueError
+            If a query coordinate lies so far from ``center_`` that the network would
+            overflow its ``precision`` (float32: beyond about 1e37 from the centre for a
+            shape of unit size).
         """
         X = self._check_query(X)
         out = self._fields(X)
@@ -964,9 +1003,13 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
         ------
         ValueError
             If the estimator was fitted on points that are not 3-D, on a bad resolution,
-            bounds or trim (``"metric"`` with ``field="sdf"``).
+            bounds, trim (``"metric"`` with ``field="sdf"``) or ``chunk_size < 1``.
         """
         check_is_fitted(self)
+        if (isinstance(chunk_size, bool) or not isinstance(chunk_size, Integral)
+                or chunk_size < 1):
+            raise ValueError(f"chunk_size must be an integer >= 1 (grid points per network "
+                             f"call); got chunk_size={chunk_size!r}.")
         if self.n_features_in_ != 3:
             raise ValueError(f"extract_mesh needs 3-D points; this MPFSurface was fitted on "
                              f"{self.n_features_in_}-D points"

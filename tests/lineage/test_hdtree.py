@@ -227,10 +227,38 @@ def test_constant_genes_are_harmless(blobs):
     assert np.all(np.isfinite(model.embedding_)) and np.all(np.isfinite(model.pseudotime_))
 
 
-def test_warning_when_the_cut_level_is_too_deep(blobs):
+@pytest.mark.parametrize("n_levels, n_clusters", [(3, 4), (3, 8), (6, 20)])
+def test_allowed_n_clusters_do_not_warn(blobs, n_levels, n_clusters):
+    # n_clusters <= 2**n_levels is allowed: the cut starts at the deepest level when
+    # floor(sqrt(n_clusters)) + 2 is deeper, silently (spec 2.9: l* = min(., L - 1))
     X, _, _ = blobs
-    with pytest.warns(UserWarning, match="cutting from the deepest level"):
-        HDTreeLineage(**{**TINY, "n_clusters": 4}).fit(X)
+    params = {**TINY, "n_levels": n_levels, "n_clusters": n_clusters, "fit_decoder": False,
+              "max_epochs": 3}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        model = HDTreeLineage(**params).fit(X)
+    assert len(np.unique(model.labels_)) <= n_clusters
+
+
+def test_diverging_training_raises_a_clear_error():
+    X, _, _ = make_hierarchical_blobs(n_samples=60, random_state=0)
+    params = dict(n_levels=5, n_clusters=4, hidden_size=16, n_layers=1, latent_dim=8,
+                  head_size=8, fit_decoder=False, max_epochs=3, batch_size=32,
+                  random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        with pytest.raises(ValueError, match=r"training diverged.*Lower lr \(got lr=1000000"):
+            HDTreeLineage(lr=1e6, **params).fit(X)
+
+
+def test_transform_rejects_values_beyond_float32(fitted, blobs):
+    X, _, _ = blobs
+    with pytest.raises(ValueError, match=r"X holds values too large for "
+                                         r"precision='float32'.*at most 3.4e\+38"):
+        fitted.transform(X[:2] * 1e40)
+    with pytest.raises(ValueError, match="X holds values too large"):
+        fitted.predict(X[:2] * 1e40)
+    assert np.all(np.isfinite(fitted.transform(X[:2] * 1e3)))
 
 
 def test_count_pipeline_rejects_negative_counts_and_selects_genes():

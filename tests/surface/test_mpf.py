@@ -140,6 +140,26 @@ def test_load_mpf_shape_matches_generator(name):
     assert chamfer_distance(data.points, X) < 0.02
 
 
+def test_load_mpf_shape_regenerates_without_caching_under_the_shared_name(tmp_path):
+    name = "open_cylinder"
+    for _ in range(2):  # every load regenerates and warns; nothing is written
+        with pytest.warns(UserWarning, match=r"not found; regenerated 'open_cylinder'.*"
+                                             r"not cached"):
+            data = load_mpf_shape(name, data_home=tmp_path)
+        assert data.sha256 is None and data.points.shape == (20000, 3)
+        assert not (tmp_path / "mpf" / f"{name}.npz").exists()
+    assert list(tmp_path.rglob("*.npz")) == []
+    X, _ = make_thin_shell(name, 20000, random_state=0)
+    np.testing.assert_array_equal(data.points, X)
+    # a file under the shared name that is not the shared file is flagged
+    (tmp_path / "mpf").mkdir()
+    np.savez_compressed(tmp_path / "mpf" / f"{name}.npz", input_points=X.astype(np.float32),
+                        gt_points=X.astype(np.float32), gt_normals=X.astype(np.float32))
+    with pytest.warns(UserWarning, match="does not match the pinned SHA-256"):
+        data = load_mpf_shape(name, data_home=tmp_path)
+    assert data.sha256 is not None
+
+
 def test_write_mesh_ply_and_obj(tmp_path):
     V = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]])
     F = np.array([[0, 1, 2], [0, 1, 3]])
@@ -354,6 +374,38 @@ def test_bad_input_messages():
     with pytest.warns(UserWarning, match="does not cross level"):
         V, F = est3.extract_mesh(8, level=1e6)
     assert V.shape == (0, 3) and F.shape == (0, 3)
+    for bad in (0, -1, 2.5):
+        with pytest.raises(ValueError, match=r"chunk_size must be an integer >= 1.*got "
+                                             rf"chunk_size={bad}"):
+            est3.extract_mesh(16, chunk_size=bad)
+    V1, F1 = est3.extract_mesh(16, chunk_size=1000)
+    V2, F2 = est3.extract_mesh(16)
+    np.testing.assert_allclose(V1, V2)
+    np.testing.assert_array_equal(F1, F2)
+
+
+@pytest.mark.parametrize("n_columns", [1, 4])
+def test_fit_rejects_points_that_are_not_2d_or_3d(n_columns):
+    X = np.random.default_rng(0).normal(size=(100, n_columns))
+    with pytest.raises(ValueError, match=r"X must hold 2-D \(curve\) or 3-D \(surface\) "
+                                         rf"points.*got X with {n_columns} column"):
+        MPFSurface(**TINY).fit(X)
+
+
+def test_queries_beyond_the_float_range_are_rejected():
+    X, _ = make_thin_shell("open_arc", 200, random_state=0)
+    est = MPFSurface(**TINY).fit(X)
+    for big in (1e300, 1e38):
+        with pytest.raises(ValueError, match=r"X holds coordinates too large for "
+                                             r"precision='float32'"):
+            est.transform([[big, 0.0]])
+        with pytest.raises(ValueError, match="X holds coordinates too large"):
+            est.decision_function([[0.0, -big]])
+    assert np.all(np.isfinite(est.transform([[1e6, 0.0], [0.0, 0.0]])))
+    est64 = MPFSurface(**{**TINY, "precision": "float64"}).fit(X)
+    assert np.all(np.isfinite(est64.transform([[1e38, 0.0]])))
+    with pytest.raises(ValueError, match="precision='float64'"):
+        est64.transform([[1e308, 0.0]])
 
 
 def test_duplicates_are_removed_with_a_note_and_a_flat_patch_is_valid():
