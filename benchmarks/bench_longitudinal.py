@@ -188,6 +188,18 @@ def _summarise(setting, reps, truth):
     return rows, detail
 
 
+def _as_targets(target_rows):
+    """The target rows in the shared result format (target, spec, measured, met)."""
+    return [{"target": f"{r['dataset']}: {r['target']}", "spec": "longitudinal.md section 7",
+             "measured": r["value"], "met": bool(r["met"])} for r in target_rows]
+
+
+def _protocol_text(protocol):
+    """One line saying what ran, beside the spec's protocol (section 7)."""
+    return ("../shared/specs/longitudinal.md section 7; " + ", ".join(
+        f"{k}={v}" for k, v in protocol.items()))
+
+
 def _targets(setting, detail, T):
     """The spec's targets for ours (simulate): (name, value, passed)."""
     ours = detail[OURS]
@@ -328,10 +340,10 @@ def main(argv=None):
             "coverage_min", "coverage_mean", "band_coverage", "fit_seconds"]
         print(markdown_table(rows, cols))
         # partial results after every setting, so a long run that is stopped keeps its work
-        partial = [*all_rows, *({"method": f"target: {r['target']}", **r} for r in target_rows),
-                   {"dataset": "protocol", "method": "-", "partial": True,
-                    "settings_done": settings[:settings.index(s) + 1]}]
-        write_results("longitudinal", partial, args.quick, args.output)
+        done = "".join(settings[:settings.index(s) + 1])
+        write_results("longitudinal", all_rows, args.quick, args.output,
+                      targets=_as_targets(target_rows),
+                      protocol=f"partial run: settings {done} done")
     real = _real_data(args.quick)
     all_rows += real
     if real:
@@ -346,10 +358,8 @@ def main(argv=None):
                 "doubleml": use_doubleml,
                 "spec_reps": {s: SETTINGS[s]["reps"] for s in settings},
                 "total_seconds": time.perf_counter() - start}
-    all_rows.append({"dataset": "protocol", "method": "-", **protocol})
-    for row in target_rows:
-        all_rows.append({"method": f"target: {row['target']}", **row})
-    path = write_results("longitudinal", all_rows, args.quick, args.output)
+    path = write_results("longitudinal", all_rows, args.quick, args.output,
+                         targets=_as_targets(target_rows), protocol=_protocol_text(protocol))
     print(f"\nwrote {path} in {time.perf_counter() - start:.0f} s")
     return 0
 

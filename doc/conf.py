@@ -73,8 +73,12 @@ def _write_api_page():
 
 
 def _list_table(rows, columns):
+    from sklearn_icml26.utils._benchmark import format_cell
+
     def cell(value):
-        return format(value, ".4g") if isinstance(value, float) else str(value)
+        text = format_cell(value)
+        # result files hold free text ("|bias|", "x_", "*"): escape reStructuredText markup
+        return re.sub(r"([\\|*`_])", r"\\\1", text)
 
     lines = [".. list-table::", "   :header-rows: 1", ""]
     for values in [columns] + [[row.get(c, "") for c in columns] for row in rows]:

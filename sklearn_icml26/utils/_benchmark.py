@@ -16,7 +16,8 @@ import tracemalloc
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Measurement", "benchmark_parser", "machine_info", "markdown_table", "measure",
+__all__ = ["Measurement", "benchmark_parser", "format_cell", "machine_info", "markdown_table",
+           "measure",
            "use_workspace_data_home", "write_results"]
 
 RESULTS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
@@ -132,6 +133,34 @@ def write_results(name, rows, quick, path=None, *, targets=None, protocol=None, 
     return path
 
 
+def format_cell(value, floatfmt=".4g"):
+    """Text of one result value for a table: floats rounded, short lists inline, mappings elided.
+
+    Parameters
+    ----------
+    value : object
+        A value of a result row.
+    floatfmt : str, default=".4g"
+        Format of floats.
+
+    Returns
+    -------
+    text : str
+        The cell's text; nested mappings become ``"{...}"`` (the result file has them).
+    """
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return format(value, floatfmt)
+    if isinstance(value, (list, tuple)):
+        if all(isinstance(v, (int, float, bool)) for v in value) and len(value) <= 12:
+            return "[" + ", ".join(format_cell(v, floatfmt) for v in value) + "]"
+        return f"[{len(value)} values]"
+    if isinstance(value, dict):
+        return "{...}"
+    return str(value)
+
+
 def markdown_table(rows, columns=None, floatfmt=".4g"):
     """Render result rows as a markdown table.
 
@@ -153,9 +182,7 @@ def markdown_table(rows, columns=None, floatfmt=".4g"):
         columns = list(dict.fromkeys(k for row in rows for k in row))
 
     def cell(value):
-        if isinstance(value, float):
-            return format(value, floatfmt)
-        return "" if value is None else str(value)
+        return format_cell(value, floatfmt).replace("|", "\\|")
 
     lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
     lines += ["| " + " | ".join(cell(row.get(c)) for c in columns) + " |" for row in rows]
