@@ -187,7 +187,10 @@ class TorchEstimatorMixin:
             sample_weight, X, dtype=X.dtype, ensure_non_negative=True
         )
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-        with _TORCH_RNG_LOCK, torch.random.fork_rng(devices=[]):
+        device = torch.device(self.device)
+        # fork (and afterwards restore) the generator of the CUDA device that trains, if any
+        fork_devices = [device.index or 0] if device.type == "cuda" else []
+        with _TORCH_RNG_LOCK, torch.random.fork_rng(devices=fork_devices):
             torch.manual_seed(seed)
             module = self._build_module(X.shape[1], n_outputs).to(self._torch_dtype)
             criterion = self._build_criterion()
@@ -214,7 +217,6 @@ class TorchEstimatorMixin:
 
         Returns float64 numpy output, whatever the module's precision.
         """
-
         X = self._as_input(X)
         module = self.net_.module_ if module is None else module
         module.eval()
