@@ -32,5 +32,5 @@ def require_data(*paths):
     home = get_data_home()
     missing = [p for p in paths if not (home / p).exists()]
     if missing:
-        pytest.skip(f"real data not in the data home {home}: missing {', '.join(missing)}")
+        pytest.skip(reason=f"real data not in the data home {home}: missing {', '.join(missing)}")
     return home

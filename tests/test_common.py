@@ -163,7 +163,7 @@ def test_unusable_device_is_a_clear_error(device):
     import torch
 
     if device.startswith("cuda") and torch.cuda.is_available():
-        pytest.skip("CUDA is available here: device='cuda:0' is usable")
+        pytest.skip(reason="CUDA is available here: device='cuda:0' is usable")
     X, y = make_regression(n_samples=30, n_features=3, random_state=0)
     with pytest.raises(ValueError, match=r"device"):
         TorchMLPRegressor(device=device, max_epochs=1).fit(X, y)
