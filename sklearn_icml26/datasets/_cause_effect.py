@@ -3,7 +3,8 @@
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
 
-from ._base import RemoteFile, fetch_files
+from ._base import RemoteFile, fetch_files, get_data_home
+from ._cause_effect_registry import BASELINE_SHA256, CONVERTED_SHA256
 
 __all__ = ["load_cause_effect_baseline_scores", "load_cause_effect_pairs", "make_lsnm_pairs",
            "make_skewed_lsnm_dag", "make_skewed_lsnm_pair"]
@@ -18,6 +19,19 @@ _BENCHMARKS = {
     "AN": ("AN", "AN"),
     "LS": ("LS", "LS"),
     "MN-U": ("MN-U", "MNU"),
+}
+# the upstream files: aleximmer/loci at the snapshot the shared copy was made from
+_LOCI_URL = ("https://raw.githubusercontent.com/aleximmer/loci/"
+             "da61b8cdf95cbbc00fc42d351f89e64410f535f4/")
+# folder here -> (upstream layout, upstream folder)
+_UPSTREAM = {
+    "tuebingen": ("mooij", "data/Tuebingen"),
+    "SIM": ("mooij", "data/Benchmark_simulated/SIM"),
+    "SIM-c": ("mooij", "data/Benchmark_simulated/SIM-c"),
+    "SIM-ln": ("mooij", "data/Benchmark_simulated/SIM-ln"),
+    "AN": ("anlsmn", "data/ANLSMN_pairs/AN"),
+    "LS": ("anlsmn", "data/ANLSMN_pairs/LS"),
+    "MN-U": ("anlsmn", "data/ANLSMN_pairs/MN-U"),
 }
 _ALIASES = {k.lower().replace("-", "").replace("_", ""): k for k in _BENCHMARKS}
 _ALIASES["tubingen"] = "tuebingen"
@@ -56,7 +70,9 @@ def load_cause_effect_pairs(name, *, data_home=None, evaluation_subset=True):
     """Load a cause-effect pair benchmark from the data home.
 
     Reads ``<data_home>/cause_effect/<name>/`` (``pair_XXXX.csv`` with columns ``x,y`` and
-    ``ground_truth.csv``).
+    ``ground_truth.csv``). When the folder is missing, the original files are downloaded from
+    aleximmer/loci@da61b8c, converted to that layout and kept only if every converted file
+    matches its pinned SHA-256.
 
     Parameters
     ----------
@@ -81,8 +97,8 @@ def load_cause_effect_pairs(name, *, data_home=None, evaluation_subset=True):
     ValueError
         If ``name`` is not a known benchmark.
     OSError
-        If the files are not in the data home (no pinned download is available: copy the
-        ``cause_effect`` folder into the data home).
+        If the files are not in the data home and cannot be downloaded (no network) or the
+        download does not convert to the pinned SHA-256 of every file.
 
     References
     ----------
@@ -99,9 +115,7 @@ def load_cause_effect_pairs(name, *, data_home=None, evaluation_subset=True):
     (99, (349, 2))
     """
     name = _canonical(name)
-    folder_name = _BENCHMARKS[name][0]
-    folder = fetch_files(f"{_FOLDER}/{folder_name}", [RemoteFile("ground_truth.csv")],
-                         data_home=data_home)
+    folder = _ensure_pairs(_BENCHMARKS[name][0], data_home)
     truth = _read_table(folder / "ground_truth.csv", ",")
     if name == "tuebingen" and evaluation_subset:
         truth = truth[~truth["pair_id"].isin(_TUEBINGEN_EXCLUDED)]
@@ -148,7 +162,8 @@ def load_cause_effect_baseline_scores(name, *, data_home=None, evaluation_subset
     ValueError
         If ``name`` is not a known benchmark.
     OSError
-        If the file is not in the data home.
+        If the file is not in the data home and cannot be downloaded (no network, or a
+        SHA-256 mismatch with the pinned upstream file).
 
     References
     ----------
@@ -166,7 +181,8 @@ def load_cause_effect_baseline_scores(name, *, data_home=None, evaluation_subset
     """
     name = _canonical(name)
     fname = f"{_BENCHMARKS[name][1]}.tab"
-    folder = fetch_files(f"{_FOLDER}/baseline_scores", [RemoteFile(fname)], data_home=data_home)
+    remote = RemoteFile(fname, f"{_LOCI_URL}baseline_results/{fname}", BASELINE_SHA256[fname])
+    folder = fetch_files(f"{_FOLDER}/baseline_scores", [remote], data_home=data_home)
     table = _read_table(folder / fname, "\t")
     if name == "tuebingen" and evaluation_subset:
         table = table[~table["PairID"].isin(_TUEBINGEN_EXCLUDED)]
@@ -178,6 +194,115 @@ def load_cause_effect_baseline_scores(name, *, data_home=None, evaluation_subset
         scores={m: table[m].to_numpy(dtype=float) for m in methods},
         name=name,
     )
+
+
+# --------------------------------------------------------------------------------------------
+# download: the upstream files of aleximmer/loci, converted, checked against pinned hashes
+# --------------------------------------------------------------------------------------------
+def _pair_ids(folder_name):
+    """Pair numbers of a benchmark, from the pinned registry of the converted files."""
+    prefix = f"{folder_name}/pair_"
+    return sorted(int(k[len(prefix):-4]) for k in CONVERTED_SHA256 if k.startswith(prefix))
+
+
+def _upstream_names(folder_name):
+    layout = _UPSTREAM[folder_name][0]
+    ids = _pair_ids(folder_name)
+    if layout == "mooij":
+        return ["pairmeta.txt"] + [f"pair{i:04d}.txt" for i in ids]
+    return ["pairs_gt.txt"] + [f"pair_{i}.txt" for i in ids]
+
+
+def _csv(header, rows):
+    lines = [",".join(header)] + [",".join(repr(v) for v in row) for row in rows]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _block_names(prefix, k):
+    return [prefix] if k == 1 else [f"{prefix}_{j}" for j in range(1, k + 1)]
+
+
+def _convert_upstream(folder_name, raw, ids=None):
+    """Convert the upstream files in the folder ``raw`` to ``{relative path: bytes}``.
+
+    Layout "mooij" (Tübingen, SIM*): whitespace-separated ``pairXXXX.txt`` and ``pairmeta.txt``
+    (id, cause start/end, effect start/end columns, weight); ``x`` is the first column block of
+    the file, ``y`` the second, direction +1 iff the cause block starts at column 1, further
+    columns (the quality flag of Tübingen 81-83) are dropped. Layout "anlsmn" (AN, LS, MN-U):
+    R ``write.csv`` files ``pair_i.txt`` (row names, then x, y) and ``pairs_gt.txt`` (1: x
+    causes y). Values are parsed as float64 and written with ``repr`` (exact round trip).
+    ``ids``: the pairs to convert (default: all pinned ones).
+    """
+    layout = _UPSTREAM[folder_name][0]
+    ids = _pair_ids(folder_name) if ids is None else ids
+    out = {}
+    if layout == "mooij":
+        meta = {}
+        for line in (raw / "pairmeta.txt").read_text().split("\n"):
+            tok = line.split()
+            if tok:
+                meta[int(tok[0])] = ([int(t) for t in tok[1:5]], float(tok[5]))
+        truth = ["pair_id,file,direction,weight,n_samples,dim_x,dim_y,extra_columns_dropped"]
+        for i in ids:
+            (cs, ce, es, ee), weight = meta[i]
+            rows = [[float(t) for t in line.split()]
+                    for line in (raw / f"pair{i:04d}.txt").read_text().split("\n")
+                    if line.strip()]
+            first, second = ((cs, ce), (es, ee)) if cs == 1 else ((es, ee), (cs, ce))
+            dim_x, dim_y = first[1] - first[0] + 1, second[1] - second[0] + 1
+            used = max(ce, ee)
+            extra = int(any(len(r) > used for r in rows))
+            data = [r[first[0] - 1:first[1]] + r[second[0] - 1:second[1]] for r in rows]
+            out[f"pair_{i:04d}.csv"] = _csv(
+                _block_names("x", dim_x) + _block_names("y", dim_y), data)
+            truth.append(f"{i},pair_{i:04d}.csv,{1 if cs == 1 else -1},{weight!r},{len(rows)},"
+                         f"{dim_x},{dim_y},{extra}")
+    else:
+        gt = [int(float(t)) for t in (raw / "pairs_gt.txt").read_text().split()]
+        truth = ["pair_id,file,direction,weight,n_samples,dim_x,dim_y,orig_columns"]
+        for i in ids:
+            lines = [line for line in (raw / f"pair_{i}.txt").read_text().split("\n")
+                     if line.strip()]
+            header = [h.strip().strip('"') for h in lines[0].split(",")]
+            data = [[float(t) for t in line.split(",")[1:3]] for line in lines[1:]]
+            out[f"pair_{i:04d}.csv"] = _csv(["x", "y"], data)
+            truth.append(f"{i},pair_{i:04d}.csv,{1 if gt[i - 1] == 1 else -1},1.0,{len(data)},"
+                         f"1,1,{header[1]}|{header[2]}")
+    out["ground_truth.csv"] = ("\n".join(truth) + "\n").encode()
+    return out
+
+
+def _ensure_pairs(folder_name, data_home):
+    """``<data_home>/cause_effect/<folder_name>``, downloaded and converted when missing.
+
+    The upstream files of aleximmer/loci@da61b8c are fetched into
+    ``<data_home>/cause_effect/_upstream/<folder_name>/`` (pooch), converted to the uniform
+    layout and written only if every converted file matches its pinned SHA-256.
+    """
+    import hashlib
+
+    folder = get_data_home(data_home) / _FOLDER / folder_name
+    if (folder / "ground_truth.csv").is_file():
+        return folder
+    upstream = _UPSTREAM[folder_name][1]
+    remote = [RemoteFile(n, f"{_LOCI_URL}{upstream}/{n}") for n in _upstream_names(folder_name)]
+    raw = fetch_files(f"{_FOLDER}/_upstream/{folder_name}", remote, data_home=data_home)
+    try:
+        files = _convert_upstream(folder_name, raw)
+    except (OSError, ValueError, IndexError, KeyError) as exc:
+        raise OSError(f"Dataset 'cause_effect/{folder_name}': the downloaded files in {raw} "
+                      f"could not be converted ({type(exc).__name__}: {exc}).") from exc
+    bad = [p for p, b in files.items()
+           if hashlib.sha256(b).hexdigest() != CONVERTED_SHA256.get(f"{folder_name}/{p}")]
+    if bad:
+        raise OSError(
+            f"Dataset 'cause_effect/{folder_name}': {len(bad)} converted file(s) (e.g. "
+            f"{', '.join(bad[:3])}) differ from their pinned SHA-256; the downloaded files in "
+            f"{raw} are not the expected upstream version. Nothing was written to {folder}.")
+    folder.mkdir(parents=True, exist_ok=True)
+    for p in sorted(files, key=lambda p: p == "ground_truth.csv"):  # ground truth last
+        (folder / p).write_bytes(files[p])
+    return folder
 
 
 # --------------------------------------------------------------------------------------------
