@@ -18,7 +18,7 @@ from sklearn.base import (
     TransformerMixin,
     _fit_context,
 )
-from sklearn.cluster import KMeans
+from sklearn.cluster import AgglomerativeClustering, KMeans
 from sklearn.decomposition import PCA
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neighbors import NearestNeighbors
@@ -38,6 +38,12 @@ from ._hdtree_module import (
 )
 
 __all__ = ["HDTreeLineage"]
+
+# codebook_init="gap" [our choice]: the Ward groups whose bipartitions are candidate splits and
+# the bandwidth factor of the boundary density (see HDTreeLineage._gap_split). Measured on the
+# stage-1 embeddings of digits (defaults, seeds 0-2, before stage 2): 10-leaf dendrogram purity
+# 0.793/0.792/0.792 against 0.709/0.72/0.73 for the plain 2-means split ("kmeans").
+GAP_GROUPS, GAP_BANDWIDTH = 8, 0.5
 
 
 def _check_stage_fractions(value):
@@ -103,11 +109,16 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
         Degrees of freedom of the Student-t kernel of the contrastive loss.
     exaggeration : float, default=2.0
         Weight of the attraction term of the contrastive loss.
-    codebook_init : {"kmeans", "ward", "random"}, default="kmeans"
-        Codebook initialisation at stage 2: recursive 2-means, level by level, on the
-        training embedding; the top levels of Ward's dendrogram of the embedding (children
-        = means of the two subtrees of the top merge; measured on digits, seed 0: 10-leaf
-        dendrogram purity 0.702 against 0.689 for "kmeans"); or standard normal codes.
+    codebook_init : {"gap", "kmeans", "ward", "random"}, default="gap"
+        Codebook initialisation at stage 2, level by level on the training embedding (the
+        rows routed to each code are split into its two children). "gap": among the 2-means
+        split and the bipartitions of 8 Ward groups of the rows, the split whose boundary
+        (the bisector of the two children) crosses the fewest rows per row on its smaller
+        side, so the first splits fall into gaps between clusters instead of halving one;
+        "kmeans": recursive 2-means; "ward": the top levels of Ward's dendrogram of the
+        embedding (children = means of the two subtrees of the top merge); "random":
+        standard normal codes. Measured on digits (defaults, seeds 0-2): 10-leaf dendrogram
+        purity about 0.79 with "gap" against 0.71-0.73 with "kmeans".
     ec_weight : float, default=2.0
         Weight of the reverse (code-to-nearest-row) quantisation term.
     fit_decoder : bool, default=True
@@ -232,7 +243,7 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
         "pca_components": [Interval(Integral, 1, None, closed="left")],
         "nu": [Interval(Real, 0, None, closed="neither")],
         "exaggeration": [Interval(Real, 0, None, closed="left")],
-        "codebook_init": [StrOptions({"kmeans", "ward", "random"})],
+        "codebook_init": [StrOptions({"gap", "kmeans", "ward", "random"})],
         "ec_weight": [Interval(Real, 0, None, closed="left")],
         "fit_decoder": ["boolean"],
         "n_timesteps": [Interval(Integral, 2, None, closed="left")],
@@ -245,7 +256,7 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
 
     def __init__(self, n_components=2, n_levels=6, n_clusters=None, *, hidden_size=256,
                  n_layers=3, latent_dim=128, head_size=128, n_neighbors=10, pca_components=50,
-                 nu=0.2, exaggeration=2.0, codebook_init="kmeans", ec_weight=2.0,
+                 nu=0.2, exaggeration=2.0, codebook_init="gap", ec_weight=2.0,
                  fit_decoder=True, n_timesteps=200, decoder_width=512, ema_decay=0.999,
                  pseudotime_level=None, graph_neighbors=3, max_epochs=300,
                  stage_fractions=(0.5, 0.2, 0.3), batch_size=512, lr=5e-3, optimizer="adamw",
@@ -335,6 +346,7 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
             return rng.standard_normal((n_codes, m))
         if self.codebook_init == "ward":
             return self._ward_codebook(e_hat, rng)
+        split = self._gap_split if self.codebook_init == "gap" else self._kmeans_split
         codes = np.zeros((n_codes, m))
         local = np.zeros(len(e_hat), dtype=np.int64)
         for level in range(self.n_levels):
@@ -344,8 +356,7 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
                 rows = e_hat if level == 0 else e_hat[local == parent]
                 first = 2 * parent
                 if len(np.unique(rows, axis=0)) >= 2:
-                    km = KMeans(2, n_init=10, random_state=int(rng.integers(2**31 - 1)))
-                    codes[off + first:off + first + 2] = km.fit(rows).cluster_centers_
+                    codes[off + first:off + first + 2] = split(rows, rng)
                 else:
                     centre = (np.zeros(m) if level == 0
                               else codes[level_offset(level - 1) + parent])
@@ -357,6 +368,52 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
             d1 = ((e_hat - codes[off + first + 1]) ** 2).sum(1)
             local = np.where(d1 < d0, first + 1, first)
         return codes
+
+    @staticmethod
+    def _kmeans_split(rows, rng):
+        km = KMeans(2, n_init=10, random_state=int(rng.integers(2**31 - 1)))
+        return km.fit(rows).cluster_centers_
+
+    @classmethod
+    def _gap_split(cls, rows, rng, n_groups=GAP_GROUPS, max_rows=2000):
+        """Two child codes whose boundary crosses the sparsest region of ``rows``.
+
+        Candidates: the 2-means split and every bipartition of the ``n_groups`` Ward clusters
+        of ``rows`` (children = the count-weighted means of the two sides). A row is routed
+        to the nearer child, so the boundary is the bisector of the two codes; each candidate
+        scores the rows near it, sum_i exp(-d_i**2 / (2 h**2)) with d_i the distance of row i
+        to the bisector and h = GAP_BANDWIDTH * mean sd * n**(-1/5) (Silverman-like), divided
+        by the rows on the smaller side (a ratio cut: sparse and balanced). The lowest score
+        wins; ties keep the 2-means split. Above ``max_rows`` rows, Ward runs on a random
+        subset.
+        """
+        candidates = [cls._kmeans_split(rows, rng)]
+        k = min(n_groups, len(np.unique(rows, axis=0)))
+        if k >= 2:
+            sub = rows
+            if len(rows) > max_rows:
+                sub = rows[rng.choice(len(rows), max_rows, replace=False)]
+            groups = AgglomerativeClustering(k, linkage="ward").fit_predict(sub)
+            counts = np.bincount(groups, minlength=k).astype(float)
+            sums = np.stack([sub[groups == g].sum(axis=0) for g in range(k)])
+            side = ((np.arange(1, 2 ** (k - 1))[:, None] >> np.arange(k)) & 1).astype(float)
+            n1, n0 = side @ counts, (1 - side) @ counts
+            keep = (n1 > 0) & (n0 > 0)
+            c0 = ((1 - side) @ sums)[keep] / n0[keep, None]
+            c1 = (side @ sums)[keep] / n1[keep, None]
+            candidates += list(np.stack([c0, c1], axis=1))
+        pairs = np.stack(candidates)  # (n_candidates, 2, m)
+        h = GAP_BANDWIDTH * float(rows.std(axis=0).mean()) * len(rows) ** -0.2
+        u = pairs[:, 1] - pairs[:, 0]
+        norm = np.linalg.norm(u, axis=1)
+        if not h > 0 or not norm[0] > 0:
+            return candidates[0]
+        ok = norm > 0
+        u = u[ok] / norm[ok, None]
+        d = rows @ u.T - ((pairs[ok, 0] + pairs[ok, 1]) / 2 * u).sum(axis=1)  # (n, n_ok)
+        smaller = np.minimum((d < 0).sum(axis=0), (d >= 0).sum(axis=0))
+        scores = np.exp(-0.5 * (d / h) ** 2).sum(axis=0) / np.maximum(smaller, 1)
+        return pairs[ok][int(np.argmin(scores))]
 
     def _ward_codebook(self, e_hat, rng, max_rows=4000):
         """Codes from the top levels of Ward's dendrogram of the embedding.

@@ -160,6 +160,23 @@ def test_planted_hierarchical_blobs_are_recovered():
     assert dendrogram_purity(y, *model.dendrogram(4)) >= 0.90
 
 
+def test_gap_split_avoids_cutting_a_cluster_where_2_means_does():
+    # a wide, tall blob with two small blobs on its sides: 2-means halves the tall blob, the
+    # gap split separates along a gap and keeps every blob on one side
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(size=(600, 2)) * [1.0, 3.0],
+                        rng.normal(size=(50, 2)) * 0.3 + [6, 0],
+                        rng.normal(size=(50, 2)) * 0.3 + [-6, 0]])
+    blob = np.repeat([0, 1, 2], [600, 50, 50])
+
+    def minority_share(codes):
+        side = ((X - codes[1]) ** 2).sum(1) < ((X - codes[0]) ** 2).sum(1)
+        return max(min(side[blob == b].mean(), 1 - side[blob == b].mean()) for b in range(3))
+
+    assert minority_share(HDTreeLineage._kmeans_split(X, np.random.default_rng(1))) > 0.25
+    assert minority_share(HDTreeLineage._gap_split(X, np.random.default_rng(1))) <= 0.01
+
+
 def test_ward_codebook_init_recovers_planted_blobs():
     X, y, _ = make_hierarchical_blobs(separation=12, noise=0.5, random_state=0)
     params = {**TINY, "max_epochs": 60, "fit_decoder": False, "codebook_init": "ward"}
@@ -240,15 +257,14 @@ def test_allowed_n_clusters_do_not_warn(blobs, n_levels, n_clusters):
     assert len(np.unique(model.labels_)) <= n_clusters
 
 
-def test_diverging_training_raises_a_clear_error():
+def test_diverging_training_warns_clearly_and_keeps_finite_weights():
     X, _, _ = make_hierarchical_blobs(n_samples=60, random_state=0)
     params = dict(n_levels=5, n_clusters=4, hidden_size=16, n_layers=1, latent_dim=8,
                   head_size=8, fit_decoder=False, max_epochs=3, batch_size=32,
                   random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        with pytest.raises(ValueError, match=r"training diverged.*Lower lr \(got lr=1000000"):
-            HDTreeLineage(lr=1e6, **params).fit(X)
+    with pytest.warns(ConvergenceWarning, match=r"training diverged.*Lower lr \(got lr=1000000"):
+        model = HDTreeLineage(lr=1e6, **params).fit(X)
+    assert np.all(np.isfinite(model.embedding_)) and np.all(np.isfinite(model.code_embeddings_))
 
 
 def test_transform_rejects_values_beyond_float32(fitted, blobs):
