@@ -21,6 +21,7 @@ cores and is only checked on CPU runs)::
 
 import sys
 import time
+import traceback
 import warnings
 from pathlib import Path
 
@@ -338,6 +339,10 @@ def main(argv=None):
                  "CPU runs (2 cores shared with other jobs: an upper bound).",
                  "Ward's 4-fate ACC on krumsiek11 is fitted on the 320 fate rows; HDTree's is "
                  "the 4-cut of its tree fitted on all 640 rows, read on the fate rows."]
+        if str(args.device).startswith("cuda") and torch.cuda.is_available():
+            notes.append(f"GPU: {torch.cuda.get_device_name(torch.device(args.device))}, "
+                         f"torch {torch.__version__}; fit seconds include CUDA start-up in "
+                         "the first fit.")
         rows = []
         path = None
         steps = [("digits", lambda: bench_digits(False, seeds, epochs, args.digits_rows)),
@@ -346,7 +351,12 @@ def main(argv=None):
         for name, step in steps:
             if name not in args.datasets:
                 continue
-            rows += step()
+            try:
+                rows += step()
+            except Exception:  # keep the other datasets' results (e.g. on a new device)
+                traceback.print_exc()
+                notes.append(f"{name}: failed with {traceback.format_exc(limit=1).strip()}")
+                continue
             print(f"[{time.perf_counter() - start:.0f} s] {name} done", flush=True)
             # partial results after each dataset
             path = write_results("hdtree", rows + _summary(rows), False, args.output,
