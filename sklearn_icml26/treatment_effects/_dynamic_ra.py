@@ -22,13 +22,14 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 from scipy import stats
-from sklearn import config_context
+from sklearn import config_context, linear_model
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.metrics import r2_score
 from sklearn.model_selection import KFold, cross_val_predict
 from sklearn.multioutput import MultiOutputRegressor
-from sklearn.pipeline import make_pipeline
+from sklearn.neural_network import MLPRegressor
+from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
@@ -52,9 +53,21 @@ _REFERENCE = (
 )
 _CENSORING_FLOOR = 0.01
 _CHUNK_ROWS = 32768  # particles evaluated at once in predict
+_FIT_CHUNK_ROWS = 131072  # particle rows (all starts together) simulated at once in fit
 # largest |value| of X and y accepted by the adjuster: its squares, summed over units and
 # weighted by inverse path probabilities, must stay far below the float64 maximum (~1.8e308)
 _MAX_ABS_INPUT = 1e100
+
+
+def _native_multi_output(model):
+    """Whether a regressor (or a pipeline's final step) fits a 2-D target natively.
+
+    The ``multi_output`` tag, plus :class:`~sklearn.neural_network.MLPRegressor`, which fits
+    2-D targets jointly without carrying the tag; a pipeline passes ``y`` to its last step.
+    """
+    while isinstance(model, Pipeline):
+        model = model.steps[-1][1]
+    return isinstance(model, MLPRegressor) or get_tags(model).target_tags.multi_output
 
 
 class LinearGaussianTransition(RegressorMixin, BaseEstimator):
@@ -70,7 +83,10 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
     mean_model : regressor or None, default=None
         Regressor of the (standardised) targets on ``H``; ``None`` uses
         :class:`~sklearn.linear_model.LinearRegression`. A regressor without multi-output
-        support is wrapped in :class:`~sklearn.multioutput.MultiOutputRegressor`.
+        support is wrapped in :class:`~sklearn.multioutput.MultiOutputRegressor` (one model
+        per target column); multi-output regressors, including
+        :class:`~sklearn.neural_network.MLPRegressor` and pipelines ending in one, fit all
+        columns jointly.
     min_eigenvalue : float, default=1e-8
         Floor of the eigenvalues of the covariance of the standardised residuals, so that a
         singular covariance (more features than units, exact fits) still gives a valid kernel.
@@ -183,7 +199,7 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
         Z = (S2 - self.location_) / self.scale_
         target = Z[:, 0] if self.n_outputs_ == 1 else Z
         model = LinearRegression() if self.mean_model is None else clone(self.mean_model)
-        if self.n_outputs_ > 1 and not get_tags(model).target_tags.multi_output:
+        if self.n_outputs_ > 1 and not _native_multi_output(model):
             model = MultiOutputRegressor(model)
         model.fit(H, target)
         self.mean_model_ = model
@@ -354,6 +370,78 @@ class _ConstantProbability:
         return np.column_stack([1.0 - rate, rate])
 
 
+# scikit-learn regressors whose predict is X @ coef_.T + intercept_ (exact types only: a
+# subclass may override predict)
+_AFFINE_REGRESSORS = tuple(getattr(linear_model, name) for name in (
+    "LinearRegression", "Ridge", "RidgeCV", "Lasso", "LassoCV", "ElasticNet", "ElasticNetCV",
+    "Lars", "LarsCV", "LassoLars", "LassoLarsCV", "LassoLarsIC", "OrthogonalMatchingPursuit",
+    "OrthogonalMatchingPursuitCV", "BayesianRidge", "ARDRegression", "HuberRegressor",
+    "TheilSenRegressor", "QuantileRegressor", "SGDRegressor") if hasattr(linear_model, name))
+
+
+def _is_affine(model):
+    """Whether a fitted model's predict is ``X @ coef_.T + intercept_`` (scikit-learn linear)."""
+    return type(model) in _AFFINE_REGRESSORS
+
+
+def _is_affine_kernel(kernel):
+    """Whether a fitted kernel draws ``affine(H) + affine(z)`` (linear-Gaussian, linear mean)."""
+    return isinstance(kernel, LinearGaussianTransition) and _is_affine(kernel.mean_model_)
+
+
+def _simulate_forward(G, Hfull, I, test, outcome, transitions, n_mc, rng, cols, base_dim,
+                      block):
+    """Fill ``G[:, s, t]`` (s < t) of the test units by forward Monte Carlo.
+
+    Particles of every start ``s`` are stacked (ordered by ``s``), so each step ``tau`` is one
+    draw from the kernel and one outcome prediction over the starts ``s <= tau``. When the
+    kernels and outcome models are all affine, the mean over ``n_mc`` particles of
+    ``m_t(particle)`` is ``m_t`` of the mean particle, which is the same chain driven by the
+    mean of the ``n_mc`` noise vectors, ``N(0, I / n_mc)``: one particle with noise scaled by
+    ``1 / sqrt(n_mc)`` gives the particle average exactly in law, ``n_mc`` times cheaper.
+    """
+    T = G.shape[2]
+    if T < 2 or len(test) == 0:
+        return
+    affine = all(_is_affine(m) for m in outcome) and all(
+        _is_affine_kernel(k) for k in transitions)
+    n_particles, noise_scale = (1, 1.0 / np.sqrt(n_mc)) if affine else (n_mc, 1.0)
+    on = [np.ones(len(test), dtype=bool)] + [I[test, s - 1] for s in range(1, T - 1)]
+    # chunks of test units whose stacked particles stay below _FIT_CHUNK_ROWS rows
+    per_unit = n_particles * np.sum(on, axis=0)
+    bounds = [0]
+    total = 0
+    for i, rows in enumerate(per_unit):
+        if total and total + rows > _FIT_CHUNK_ROWS:
+            bounds.append(i)
+            total = 0
+        total += rows
+    bounds.append(len(test))
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        pos = [lo + np.flatnonzero(mask[lo:hi]) for mask in on]
+        offsets = np.concatenate([[0], np.cumsum([len(p) * n_particles for p in pos])])
+        if offsets[-1] == 0:
+            continue
+        P = np.empty((offsets[-1], Hfull.shape[1]))
+        for s, p in enumerate(pos):
+            P[offsets[s]:offsets[s + 1]] = np.repeat(Hfull[test[p]], n_particles, axis=0)
+        for tau in range(T - 1):
+            end = offsets[tau + 1]  # rows of the starts s <= tau
+            if end == 0:
+                continue
+            z = rng.standard_normal((end, block))
+            if noise_scale != 1.0:
+                z *= noise_scale
+            draw = transitions[tau].sample(P[:end, cols(tau)], z)
+            P[:end, _step_slice(tau, base_dim, block)] = np.reshape(draw, (end, -1))
+            pred = np.asarray(outcome[tau + 1].predict(P[:end, cols(tau + 1)]))
+            for s in range(tau + 1):
+                if len(pos[s]):
+                    chunk = pred[offsets[s]:offsets[s + 1]]
+                    G[pos[s], s, tau + 1] = np.reshape(
+                        chunk, (len(pos[s]), n_particles)).mean(axis=1)
+
+
 def _fit_regime_fold(ctx, r, train, test, seed):
     """Nuisances of regime ``r`` on the training units and the G-table of the test units."""
     Hfull, Y0 = ctx["Hfull"], ctx["Y0"]
@@ -402,19 +490,11 @@ def _fit_regime_fold(ctx, r, train, test, seed):
                 transitions.append(kernel)
             for s in range(T):
                 units = test if s == 0 else test[I[test, s - 1]]
-                pos = np.searchsorted(test, units)
-                if len(units) == 0:
-                    continue
-                G[pos, s, s] = outcome[s].predict(Hfull[units][:, cols(s)])
-                if s == T - 1:
-                    continue
-                P = np.repeat(Hfull[units], n_mc, axis=0)
-                for tau in range(s, T - 1):
-                    z = rng.standard_normal((P.shape[0], block))
-                    draw = transitions[tau].sample(P[:, cols(tau)], z)
-                    P[:, _step_slice(tau, base_dim, block)] = np.reshape(draw, (P.shape[0], -1))
-                    pred = outcome[tau + 1].predict(P[:, cols(tau + 1)])
-                    G[pos, s, tau + 1] = np.reshape(pred, (len(units), n_mc)).mean(axis=1)
+                if len(units):
+                    G[np.searchsorted(test, units), s, s] = outcome[s].predict(
+                        Hfull[units][:, cols(s)])
+            _simulate_forward(G, Hfull, I, test, outcome, transitions, n_mc, rng, cols,
+                              base_dim, block)
         else:  # "regress": Q_s^(t) regressed backwards on H_s
             q_models = {}
             for t in range(T):
@@ -1097,7 +1177,11 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
                         out[:, t] += q_models[(0, t)].predict(H0)
                     continue
                 kernels = [self.transition_models_[r][t][fold] for t in range(T - 1)]
-                n_mc = self.mc_noise_.shape[0]
+                noise = self.mc_noise_
+                if all(_is_affine(m) for m in models) and all(map(_is_affine_kernel, kernels)):
+                    # affine chain: the particle mean is the chain driven by the mean noise
+                    noise = noise.mean(axis=0, keepdims=True)
+                n_mc = noise.shape[0]
                 step = max(1, _CHUNK_ROWS // n_mc)
                 for start in range(0, n, step):
                     rows = slice(start, min(n, start + step))
@@ -1105,7 +1189,7 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
                     P = np.zeros((m * n_mc, d_full))
                     P[:, :base_dim] = np.repeat(H0[rows], n_mc, axis=0)
                     for tau in range(T - 1):
-                        z = np.tile(self.mc_noise_[:, tau, :], (m, 1))
+                        z = np.tile(noise[:, tau, :], (m, 1))
                         draw = kernels[tau].sample(P[:, cols(tau)], z)
                         P[:, _step_slice(tau, base_dim, block)] = np.reshape(draw, (m * n_mc, -1))
                         pred = models[tau + 1].predict(P[:, cols(tau + 1)])

@@ -572,3 +572,66 @@ def test_demo_table():
     assert list(table.columns) == DEMO_COLUMNS and len(table) == 16
     lin_se = table.loc[table["metric"] == "std_err", "anchor_value"].to_numpy()
     np.testing.assert_allclose(lin_se[4:], [0.0819, 0.0892, 0.0795, 0.0867], atol=5e-4)
+
+
+class _RecordingRng:
+    """Standard normal draws that are recorded (to be replayed by _ReplayRng)."""
+
+    def __init__(self, seed):
+        self.rng, self.draws = np.random.default_rng(seed), []
+
+    def standard_normal(self, shape):
+        z = self.rng.standard_normal(shape)
+        self.draws.append(z.copy())
+        return z
+
+
+class _ReplayRng:
+    def __init__(self, draws):
+        self.draws = list(draws)
+
+    def standard_normal(self, shape):
+        z = self.draws.pop(0)
+        assert z.shape == tuple(shape)
+        return z
+
+
+def test_affine_shortcut_is_the_particle_average(monkeypatch):
+    # With affine nuisances the forward simulation uses one particle driven by the mean of
+    # the n_mc noise vectors; fed the per-unit means of the same draws it must reproduce the
+    # n_mc-particle average exactly.
+    from sklearn_icml26.treatment_effects import _dynamic_ra as dra
+
+    X, y, w, _ = _linear("sequential", n=300)
+    est = LongitudinalRegressionAdjuster(3, n_mc=4, cv=3, random_state=0).fit(X, y, treatment=w)
+    T, k, n_mc = 4, 3, 5
+    Xt = X.reshape(len(X), T, k)
+    Hfull = np.hstack([Xt[:, 0]] + [np.column_stack([Xt[:, t], y[:, t - 1]])
+                                     for t in range(1, T)])
+    I = np.cumprod(np.repeat(w[:, None] == 1, T, axis=1) if w.ndim == 1 else w == 1,
+                   axis=1).astype(bool)
+    test = np.flatnonzero(est.folds_ == 0)
+    outcome = [est.outcome_models_[0][t][0] for t in range(T)]
+    kernels = [est.transition_models_[0][t][0] for t in range(T - 1)]
+    assert all(map(dra._is_affine, outcome)) and all(map(dra._is_affine_kernel, kernels))
+
+    def cols(t):
+        return dra._history_index(t, k, k + 1, None)
+
+    slow = np.zeros((len(test), T + 1, T))
+    recorder = _RecordingRng(1)
+    with monkeypatch.context() as m:
+        m.setattr(dra, "_is_affine", lambda model: False)
+        dra._simulate_forward(slow, Hfull, I, test, outcome, kernels, n_mc, recorder, cols, k,
+                              k + 1)
+    means = [z.reshape(-1, n_mc, k + 1).mean(axis=1) * np.sqrt(n_mc) for z in recorder.draws]
+    fast = np.zeros_like(slow)
+    dra._simulate_forward(fast, Hfull, I, test, outcome, kernels, n_mc, _ReplayRng(means),
+                          cols, k, k + 1)
+    assert np.abs(slow[:, 0, 1:]).min() > 0  # simulated cells of the start s = 0
+    assert np.abs(slow[I[test, 1], 2, 3]).min() > 0  # and of a later start, on path
+    np.testing.assert_allclose(fast, slow, rtol=1e-10, atol=1e-12)
+    # and the shortcut is taken only for affine nuisances
+    assert not dra._is_affine(make_pipeline(StandardScaler(), Ridge()).fit(X, y[:, 0]))
+    assert not dra._is_affine(RandomForestRegressor(n_estimators=2).fit(X, y[:, 0]))
+    assert dra._is_affine(Ridge().fit(X, y[:, 0]))
