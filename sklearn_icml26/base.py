@@ -49,17 +49,23 @@ _DTYPES = {"float32": np.float32, "float64": np.float64}
 class _WeightedNet(NeuralNet):
     """skorch net whose loss is the ``sample_weight``-weighted mean of per-sample losses.
 
-    ``X`` reaches the net as ``{"X": array, "sample_weight": array}``; the module only sees
-    ``X["X"]``.
+    ``X`` reaches the net as ``{"X": array, "sample_weight": array, **extra_inputs}``; the
+    module sees ``X["X"]`` and, as keyword arguments, the batch's rows of any extra inputs.
     """
 
     def infer(self, x, **fit_params):
+        extra = {}
         if isinstance(x, dict):
+            extra = {k: v for k, v in x.items() if k not in ("X", "sample_weight")}
             x = x["X"]
-        x = x.to(self.device) if isinstance(x, torch.Tensor) else torch.as_tensor(
-            x, device=self.device
-        )
-        return self.module_(x, **fit_params)
+
+        def to_device(v):
+            return v.to(self.device) if isinstance(v, torch.Tensor) else torch.as_tensor(
+                v, device=self.device
+            )
+
+        extra = {k: to_device(v) for k, v in extra.items()}
+        return self.module_(to_device(x), **extra, **fit_params)
 
     def get_loss(self, y_pred, y_true, X=None, training=False):
         losses = self.criterion_(y_pred, y_true)
@@ -162,7 +168,7 @@ class TorchEstimatorMixin:
             return getattr(torch.optim, _OPTIMIZERS[self.optimizer])
         return self.optimizer
 
-    def _fit_net(self, X, y, sample_weight=None, n_outputs=None):
+    def _fit_net(self, X, y, sample_weight=None, n_outputs=None, extra_inputs=None):
         """Build the module and train it on ``(X, y)``; sets ``net_`` and ``n_iter_``.
 
         Parameters
@@ -175,6 +181,10 @@ class TorchEstimatorMixin:
             Non-negative per-sample weights; ``None`` weighs every sample 1.
         n_outputs : int, default=None
             Passed to :meth:`_build_module`.
+        extra_inputs : dict of str to ndarray of shape (n_samples, ...), default=None
+            Per-sample inputs batched with ``X`` and passed to the module's ``forward`` as
+            keyword arguments during training (e.g. row indices); names ``"X"`` and
+            ``"sample_weight"`` are reserved.
 
         Returns
         -------
@@ -186,6 +196,12 @@ class TorchEstimatorMixin:
         sample_weight = _check_sample_weight(
             sample_weight, X, dtype=X.dtype, ensure_non_negative=True
         )
+        inputs = {"X": X, "sample_weight": sample_weight}
+        for name, value in (extra_inputs or {}).items():
+            if name in inputs or len(value) != len(X):
+                raise ValueError(f"extra input {name!r} must be a new name with one row per "
+                                 f"sample ({len(X)}); got {len(value)} rows.")
+            inputs[name] = value
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         device = torch.device(self.device)
         # fork (and afterwards restore) the generator of the CUDA device that trains, if any
@@ -207,7 +223,7 @@ class TorchEstimatorMixin:
                 device=self.device,
                 verbose=int(self.verbose),
             )
-            net.fit({"X": X, "sample_weight": sample_weight}, y)
+            net.fit(inputs, y)
         self.net_ = net
         self.n_iter_ = len(net.history)
         return net

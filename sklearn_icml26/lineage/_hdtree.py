@@ -209,8 +209,10 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
     width and the codebook's top-down splits cut through them); ``transform`` and routing use
     a float64 copy of the trained encoder, so a row's embedding does not depend on the batch
     it comes in; without the decoder, stages 1 and 2 share all ``max_epochs`` in proportion;
-    the positives of each epoch come from a callback that indexes a table drawn from
-    ``(random_state, epoch)`` with the batch's row indices (passed as the net's targets).
+    the positives of each epoch are a table drawn from ``(random_state, epoch)`` that the
+    module indexes with the batch's row indices (an extra per-sample input of the adapter);
+    from stage 2 on the frozen encoder's embedding of every row is computed once and indexed
+    the same way; the codebook trains at 0.1 ``lr``; AdamW's weight decay is 1e-10.
 
     References
     ----------
@@ -539,7 +541,7 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
         }
         flush = torch.set_flush_denormal(True)
         try:
-            self._fit_net(Xs, np.arange(n, dtype=np.int64))
+            self._fit_net(Xs, None, extra_inputs={"row_index": np.arange(n, dtype=np.int64)})
         finally:
             if flush:
                 torch.set_flush_denormal(False)

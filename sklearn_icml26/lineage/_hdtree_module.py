@@ -151,10 +151,12 @@ class Denoiser(nn.Module):
 class HDTreeModule(nn.Module):
     """Encoder + codebook (+ denoiser and its EMA copy); forward depends on the stage.
 
-    In eval mode ``forward(x)`` returns the scaled embedding ê (n, m). In training mode it
-    returns a dict that :class:`HDTreeLoss` turns into per-sample losses: stage 1 encodes the
-    batch and its positives (set by :class:`StageCallback` before each batch), stages 2-3 route
-    the frozen embedding through the codebook and draw the diffusion noise.
+    In eval mode ``forward(x)`` returns the scaled embedding ê (n, m). In training mode
+    ``forward(x, row_index)`` (the batch's rows, an extra input of the adapter) returns a dict
+    that :class:`HDTreeLoss` turns into per-sample losses: stage 1 encodes the batch and its
+    positives (rows of the epoch's table set by :class:`StageCallback`), stages 2-3 route the
+    frozen embedding (rows of a table computed once at stage-2 entry) through the codebook
+    and draw the diffusion noise.
     """
 
     def __init__(self, n_features, *, hidden_size, n_layers, latent_dim, head_size,
@@ -183,8 +185,10 @@ class HDTreeModule(nn.Module):
             self.register_buffer("clip_hi", torch.full((n_features,), math.inf))
         self.stage = 1
         self.frozen = False
-        self.batch_positives = None
-        self.batch_e_hat = None  # the frozen encoder's ê of the batch (stages 2-3)
+        # per-epoch tables indexed by the batch's row indices (set by StageCallback): the
+        # positives of stage 1 and, from stage 2 on, the frozen encoder's ê of every row
+        self.positives_table = None
+        self.e_hat_table = None
 
     # keep the frozen encoder (BatchNorm statistics) in eval mode whatever skorch asks
     def train(self, mode=True):
@@ -203,18 +207,21 @@ class HDTreeModule(nn.Module):
         """Concatenated codes of the paths (n, n_levels * m)."""
         return self.codebook[paths].reshape(paths.shape[0], -1)
 
-    def forward(self, x):
+    def forward(self, x, row_index=None):
         if not self.training:
             return self.embed(x)
         if x.shape[0] < 2:  # BatchNorm needs two rows: the batch is dropped
             zero = sum((p * 0).sum() for p in self.parameters() if p.requires_grad)
             return {"stage": 0, "zero": zero.reshape(1)}
         if self.stage == 1:
-            pos = self.batch_positives.to(x.device, x.dtype)
+            table = self.positives_table
+            pos = table[row_index.to(table.device)].to(x.device, x.dtype)
             z, e = self.encoder(torch.cat([x, pos], dim=0))
             return {"stage": 1, "z": z, "e": e}
-        e_hat = self.batch_e_hat
-        if e_hat is None or e_hat.shape[0] != x.shape[0]:
+        if self.e_hat_table is not None and row_index is not None:
+            table = self.e_hat_table
+            e_hat = table[row_index.to(table.device)]
+        else:
             e_hat = self.embed(x)
         e_hat = e_hat.to(x.device, x.dtype).detach()
         paths = route(e_hat, self.codebook.detach(), self.n_levels)
@@ -396,10 +403,8 @@ class StageCallback(Callback):
     def initialize(self):
         self.epoch_ = 0
         self.ema_steps_ = 0
-        self.positives_ = None
         self.snapshot_ = None
         self.entered_stage2_ = False
-        self.e_hat_ = None
         return self
 
     # helpers ----------------------------------------------------------------------------
@@ -428,8 +433,8 @@ class StageCallback(Callback):
         module.emb_mean.copy_(mean)
         module.emb_scale.copy_(scale)
         # the encoder is frozen in eval mode: every row's ê is fixed from here on
-        self.e_hat_ = (e - mean) / (scale + 1e-8)
-        e_hat = self.e_hat_.cpu().double().numpy()
+        module.e_hat_table = (e - mean) / (scale + 1e-8)
+        e_hat = module.e_hat_table.cpu().double().numpy()
         if not np.all(np.isfinite(e_hat)):
             raise ValueError(
                 "HDTreeLineage: training diverged; the stage-1 embedding of the training rows "
@@ -472,16 +477,7 @@ class StageCallback(Callback):
             n, k = self.neighbors.shape
             j = self.neighbors[np.arange(n), rng.integers(k, size=n)]
             alpha = rng.random(n)[:, None].astype(self.X.dtype)
-            self.positives_ = torch.as_tensor(alpha * self.X + (1 - alpha) * self.X[j])
-
-    def on_batch_begin(self, net, batch=None, training=False, **kwargs):
-        if not training:
-            return
-        index = torch.as_tensor(batch[1], dtype=torch.long)
-        if net.module_.stage == 1:
-            net.module_.batch_positives = self.positives_[index]
-        else:
-            net.module_.batch_e_hat = self.e_hat_[index.to(self.e_hat_.device)]
+            net.module_.positives_table = torch.as_tensor(alpha * self.X + (1 - alpha) * self.X[j])
 
     @torch.no_grad()
     def on_batch_end(self, net, training=False, **kwargs):
@@ -519,9 +515,9 @@ class StageCallback(Callback):
 
     def on_train_end(self, net, **kwargs):
         self.enter_stage2(net)
-        net.module_.batch_positives = net.module_.batch_e_hat = None
+        net.module_.positives_table = net.module_.e_hat_table = None
         net.module_.stage = 3 if net.module_.fit_decoder else 2
         net.module_.eval()
         # drop the training data from the callback so the fitted net pickles small
-        self.X = self.neighbors = self.positives_ = self.snapshot_ = self.e_hat_ = None
+        self.X = self.neighbors = self.snapshot_ = None
         self.init_codebook = None
