@@ -63,6 +63,29 @@ PUBLISHED_SKEW = {
 }
 
 
+# per-pair diagnosis of the SIM-ln miss (separate study, same defaults and seeds, all 100 pairs)
+SIM_LN_DIAGNOSIS = (
+    "SIM-ln diagnosis (per pair, separate study with the same defaults and seeds): every piece "
+    "was checked against the spec's formulas. The block HSIC equals the dense trace(KHLH) with "
+    "median-heuristic kernels (rel. 1e-9). The fits are optima: pure ECM (3000 steps, tol "
+    "1e-12) and L-BFGS-B reach the default fit's penalised NLL to <= 0.03 on the 15 wrong pairs "
+    "inspected (lambda-hat to 1e-3 except one flat profile, pair 56: 0.12 vs 0.17 at equal "
+    "NLL). Data are standardised with ddof 0 like the authors'. 18 of the 25 wrong pairs are "
+    "near-ties, |S| < 0.2 max(HSIC), both directions' residuals at the HSIC null level (about "
+    "70-460 at n = 1000); the right decisions carry the large scores (AUDRC 0.94). The penalty "
+    "selection only moves such ties: 'none' (alpha = kappa = 1) 0.78, 'cv' 0.79, a 9-point "
+    "'tic' grid 0.76, no restarts 0.75, each flipping 2-6 near-tie pairs both ways; the "
+    "Gaussian ablation gives 0.75 (published LOCI-IT 0.73). The two clear misses (pairs 15, "
+    "66: the causal direction's HSIC is 2.3x the reverse) have causes whose mass sits in one "
+    "or two of the 12 uniform knot intervals (the spec's and authors' SplineTransformer), so f "
+    "is under-resolved where the data are. No spec deviation or numerical fault was found, and "
+    "no default was changed. The published 0.86 used the authors' BO + CMA-ES + ECM procedure; "
+    "their CMA-ES accepts only candidates with a non-negative penalised NLL, so on low-noise "
+    "SIM-ln (optima -1400 to -3300) the CMA-ES fits that drive their CV penalty search and start "
+    "their ECM are far from the optimum, a behaviour the spec does not adopt."
+)
+
+
 def _anm_scores(pairs, seed=0):  # pragma: no cover - optional live anchor
     from causallearn.search.FCMBased.ANM.ANM import ANM
 
@@ -273,7 +296,16 @@ def main(argv=None):
         "1 core' (default discoverer, n_jobs=1, sequential).",
         "Live anchors (causal-learn ANM, lingam RESIT) are opt-in (--live-anchors) and were not "
         "run; the baselines' published per-pair scores stand in for them.",
+        f"Run: python benchmarks/bench_skewd.py {' '.join(sys.argv[1:] if argv is None else argv)}"
+        f" ({time.perf_counter() - start:.0f} s wall clock; machine in 'machine').",
     ]
+    missed = [f"{t['target']}: {t['measured']:g} (spec {t['spec']})" for t in targets
+              if not t["met"]]
+    if missed:
+        notes.append("Missed: " + "; ".join(missed) + ".")
+    if any(not t["met"] and t["target"].startswith(("SIM-ln", "standard synthetic"))
+           for t in targets):
+        notes.append(SIM_LN_DIAGNOSIS)
     path = write_results("skewd", rows, args.quick, args.output, targets=targets,
                          protocol=protocol, notes=notes)
     print(f"wrote {path} ({time.perf_counter() - start:.0f} s)")
