@@ -71,7 +71,7 @@ SIM_LN_DIAGNOSIS = (
     "1e-12) and L-BFGS-B reach the default fit's penalised NLL to <= 0.03 on the 15 wrong pairs "
     "inspected (lambda-hat to 1e-3 except one flat profile, pair 56: 0.12 vs 0.17 at equal "
     "NLL). Data are standardised with ddof 0 like the authors'. 18 of the 25 wrong pairs are "
-    "near-ties, |S| < 0.2 max(HSIC), both directions' residuals at the HSIC null level (about "
+    "near-ties, abs(S) < 0.2 max(HSIC), both directions' residuals at the HSIC null level (about "
     "70-460 at n = 1000); the right decisions carry the large scores (AUDRC 0.94). The penalty "
     "selection only moves such ties: 'none' (alpha = kappa = 1) 0.78, 'cv' 0.79, a 9-point "
     "'tic' grid 0.76, no restarts 0.75, each flipping 2-6 near-tie pairs both ways; the "
