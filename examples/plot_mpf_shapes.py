@@ -34,7 +34,7 @@ sdf = MPFSurface(field="sdf", **params).fit(X)
 g = np.linspace(-1, 1, 160)
 GX, GY = np.meshgrid(g, g)
 fields = mpf.transform(np.c_[GX.ravel(), GY.ravel()])
-curves = {"MPF (trim: metric)": mpf.extract_curve(200),
+curves = {"MPF (trim: metric)": mpf.extract_curve(200, trim="metric"),
           "SDF ablation (untrimmed)": sdf.extract_curve(200, trim=None)}
 
 fig, axes = plt.subplots(1, 4, figsize=(17, 4.2))

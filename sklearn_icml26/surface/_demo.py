@@ -1,7 +1,7 @@
 """Demo of MPFSurface on the shared open_hemisphere cloud (`python -m sklearn_icml26 demo mpf`).
 
 Fits the metric-phase field and its signed ("sdf") ablation on the same unoriented cloud,
-extracts both meshes (MPF trimmed at the open rim by its metric field, the SDF untrimmed, as a
+extracts both meshes (MPF trimmed at the open rim by its default rule, the SDF untrimmed, as a
 plain signed field would be meshed), scores them against the dense ground truth and writes the
 MPF mesh to a PLY file.
 """

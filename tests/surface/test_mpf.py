@@ -213,12 +213,20 @@ def _curve_cd(curves, G):
 
 def test_open_arc_recovered_within_chamfer_bound(arc):
     X, G, est = arc
-    trimmed, f_trimmed = _curve_cd(est.extract_curve(256), G)
+    trimmed, f_trimmed = _curve_cd(est.extract_curve(256), G)  # "auto" = "metric" in 2-D
     untrimmed, _ = _curve_cd(est.extract_curve(256, trim=None), G)
     assert trimmed <= 0.012
     assert trimmed <= 0.3 * untrimmed
     assert f_trimmed >= 0.7
     assert est.n_iter_ == 1000 and est.loss_curve_.shape == (125, 8)
+
+
+def test_default_trim_points_for_meshes_metric_for_curves_none_for_ablations():
+    for field, d, expected in [("mpf", 3, "points"), ("mpf", 2, "metric"), ("sdf", 3, None),
+                               ("udf", 3, None), ("udf", 2, None)]:
+        est = MPFSurface(field=field)
+        est.n_features_in_, est.trim_tau_ = d, 0.1
+        assert est._resolve_trim("auto", None)[0] == expected
 
 
 def test_trained_fields_sign_identity_beta_and_gradients(arc):
