@@ -18,11 +18,24 @@ Real data: BtheB and respiratory, per period DiM, CUPED, Lin, ours and ours
 Usage::
 
     python benchmarks/bench_longitudinal.py [--quick] [--n-jobs 2] [--reps 20]
+    python benchmarks/bench_longitudinal.py --n-jobs 12 --time-budget 400 --output out.json
+
+Replications run in one pool (joblib, ``--n-jobs``) per setting, in the order A, C, B, D;
+partial results are written about every 30 s and after each setting. ``--time-budget`` is a
+wall-clock budget: A and C (seconds per replication) run in full, B and D share what is left
+in proportion to their expected cost; replications that would start too late to finish in
+their setting's share are skipped and the run records how many each setting completed.
 """
 
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
 import sys
 import time
+import types
 import warnings
+from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -53,6 +66,98 @@ OUR_VARIANTS = {OURS: {}, f"{OURS}(q_method=regress)": {"q_method": "regress"},
 Z = stats.norm.ppf(0.975)
 
 
+# CPU seconds of one replication on the 2-core development machine (measured: A, C with all
+# our variants and DoubleML 1.1-2.0 s; B ours-only + DoubleML 133 s; D estimated from B and
+# the earlier full run's D/B time ratio 0.6; B, D with all variants estimated at ~2.7x), used
+# to share a time budget between B and D and, before a replication finished, as the expected
+# duration (divided by 1.5 for faster machines)
+REP_SECONDS = {"A": 1.5, "C": 1.5, "B": 360.0, "D": 220.0}
+REP_SECONDS_OURS_ONLY = {"B": 135.0, "D": 80.0}
+
+_OPTIONAL_OF_DOUBLEML = ("plotly", "seaborn", "optuna")
+
+
+class _Placeholder:
+    """Any attribute of a placeholder module (never used by ``DoubleMLIRM.fit``)."""
+
+    def __getattr__(self, name):
+        return _Placeholder()
+
+    def __call__(self, *args, **kwargs):
+        return _Placeholder()
+
+    def __getitem__(self, key):
+        return _Placeholder()
+
+    def __or__(self, other):
+        return _Placeholder()
+
+    __ror__ = __or__
+
+    def __mro_entries__(self, bases):
+        return (object,)
+
+
+class _PlaceholderModule(types.ModuleType):
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Placeholder()
+
+
+class _PlaceholderFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Importer of placeholder modules for the given top-level names."""
+
+    def __init__(self, roots):
+        self.roots = tuple(roots)
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in self.roots:
+            return importlib.machinery.ModuleSpec(name, self, is_package=True)
+        return None
+
+    def create_module(self, spec):
+        module = _PlaceholderModule(spec.name)
+        module.__path__ = []
+        return module
+
+    def exec_module(self, module):
+        pass
+
+
+def _absent(root):
+    if root in sys.modules and sys.modules[root] is None:
+        return True
+    try:
+        return importlib.util.find_spec(root) is None
+    except (ImportError, ValueError):
+        return True
+
+
+def _import_doubleml():
+    """``(available, note)``; DoubleML's plotting/tuning imports get placeholders if absent.
+
+    ``doubleml`` imports plotly, seaborn and optuna at import time for its plots and tuning;
+    ``DoubleMLIRM.fit`` uses none of them, so when they are missing (a machine carrying only
+    the doubleml wheel) they are replaced by placeholder modules and the run says so.
+    """
+    if importlib.util.find_spec("doubleml") is None:
+        return False, "doubleml is not installed: the DoubleML IRM anchor was skipped"
+    missing = [root for root in _OPTIONAL_OF_DOUBLEML if _absent(root)]
+    note = None
+    if missing:
+        for name in [m for m in sys.modules if m.split(".")[0] in missing]:
+            del sys.modules[name]
+        sys.meta_path.insert(0, _PlaceholderFinder(missing))
+        note = (f"doubleml was imported with placeholder modules for its absent plotting/"
+                f"tuning dependencies {missing} (not used by DoubleMLIRM.fit)")
+    try:
+        import doubleml  # noqa: F401
+    except ImportError as exc:
+        return False, f"doubleml failed to import ({exc}): the DoubleML IRM anchor was skipped"
+    return True, note
+
+
 def _learners(flexible, seed):
     from sklearn.ensemble import HistGradientBoostingRegressor
     from sklearn.linear_model import LinearRegression
@@ -72,6 +177,8 @@ def _learners(flexible, seed):
 def _doubleml_irm(X0, y, w, regimes, learner, seed):
     """DoubleML IRM per period on units following either regime through t (covariates X_0)."""
     import pandas as pd
+
+    _import_doubleml()  # placeholders for absent plotting/tuning modules in this worker too
     from doubleml import DoubleMLData, DoubleMLIRM
     from sklearn.base import clone
     from sklearn.dummy import DummyClassifier
@@ -95,8 +202,38 @@ def _doubleml_irm(X0, y, w, regimes, learner, seed):
     return np.array(est), np.array(se)
 
 
-def _replication(setting, rep, n, T, d, n_mc, use_doubleml, variants, n_truth_worker=1000):
-    """One replication of a setting: every method's per-period estimate and SE."""
+def _timed(trace, func, *args, **kwargs):
+    """``(result, seconds, peak MiB or None)``: tracemalloc (slow) only when ``trace``."""
+    if trace:
+        m = measure(func, *args, **kwargs)
+        return m.result, m.seconds, m.peak_memory_mb
+    start = time.perf_counter()
+    result = func(*args, **kwargs)
+    return result, time.perf_counter() - start, None
+
+
+def _replication_before(deadline, expected, *args, **kwargs):
+    """``(result, wall seconds, traced)``, or None when it would start too late to end by
+    ``deadline``.
+
+    ``deadline`` is in epoch seconds (None: always run); ``expected`` is the expected wall
+    time of the replication.
+    """
+    if deadline is not None and time.time() + expected > deadline:
+        return None
+    start = time.perf_counter()
+    out = _replication(*args, **kwargs)
+    return out, time.perf_counter() - start, args[1] == 0 and kwargs.get("trace_memory", True)
+
+
+def _replication(setting, rep, n, T, d, n_mc, use_doubleml, variants, n_truth_worker=1000,
+                 trace_memory=True):
+    """One replication of a setting: every method's per-period estimate and SE.
+
+    Peak memory is traced (tracemalloc, which slows Python-heavy code) in replication 0 only
+    (and only with ``trace_memory``); seconds are wall-clock fit times of every replication.
+    """
+    trace = rep == 0 and trace_memory
     cfg = SETTINGS[setting]
     seed = 1000 * (ord(setting) - 64) + rep
     X, y, w, _ = make_longitudinal_rct(n, T, d, assign=cfg["assign"], n_truth=n_truth_worker,
@@ -113,10 +250,10 @@ def _replication(setting, rep, n, T, d, n_mc, use_doubleml, variants, n_truth_wo
                 n_bootstrap=1000, random_state=seed, **extra)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
-                m = measure(est.fit, X, y, treatment=w)
+                _, seconds, memory = _timed(trace, est.fit, X, y, treatment=w)
             band = est.conf_int(kind="uniform")
             out[name] = {"estimate": est.effect_, "se": est.effect_se_,
-                         "band": band, "seconds": m.seconds, "memory": m.peak_memory_mb}
+                         "band": band, "seconds": seconds, "memory": memory}
             if fitted is None:
                 fitted = est
         gf = fitted.gformula_means_[0] - fitted.gformula_means_[1]
@@ -128,12 +265,10 @@ def _replication(setting, rep, n, T, d, n_mc, use_doubleml, variants, n_truth_wo
                          "seconds": None, "memory": None}
         if use_doubleml:
             X0 = X[:, :d]
-            start = time.perf_counter()
-            m = measure(_doubleml_irm, X0, y, w, fitted.regimes_, outcome, seed)
-            est_, se_ = m.result
-            out["doubleml.DoubleMLIRM"] = {"estimate": est_, "se": se_,
-                                           "seconds": time.perf_counter() - start,
-                                           "memory": m.peak_memory_mb}
+            (est_, se_), seconds, memory = _timed(trace, _doubleml_irm, X0, y, w,
+                                                  fitted.regimes_, outcome, seed)
+            out["doubleml.DoubleMLIRM"] = {"estimate": est_, "se": se_, "seconds": seconds,
+                                           "memory": memory}
     return out
 
 
@@ -271,6 +406,44 @@ def _real_data(quick):
     return rows
 
 
+def _speed(repeats=3):
+    """Wall seconds of a default fit on n = 1000, T = 7 (d = 10, baseline design), one core."""
+    import os
+
+    X, y, w, _ = make_longitudinal_rct(1000, 7, 10, n_truth=1000, random_state=0)
+    times = []
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        LongitudinalRegressionAdjuster(10, random_state=0).fit(X, y, treatment=w)  # imports
+        for seed in range(repeats):
+            start = time.perf_counter()
+            LongitudinalRegressionAdjuster(10, random_state=seed).fit(X, y, treatment=w)
+            times.append(time.perf_counter() - start)
+    return {"target": "speed: fit with defaults (n=1000, T=7, d=10) <= 10 s on one core",
+            "value": float(np.median(times)), "met": bool(np.median(times) <= 10),
+            "dataset": "speed", "load_average": list(os.getloadavg()),
+            "seconds_each": [round(t, 3) for t in times]}
+
+
+def _speed_from(path):
+    """The speed target of an earlier (local) result file, to carry into a run elsewhere."""
+    payload = json.loads(Path(path).read_text())
+    for target in payload.get("targets", []):
+        if target["target"].startswith("speed:"):
+            machine = payload.get("machine", {})
+            target = dict(target)
+            target["target"] += (" [measured on the development machine, "
+                                 f"{machine.get('cpu_count', '?')} CPUs, "
+                                 f"{machine.get('platform', '?')}; not on this one]")
+            return target
+    return None
+
+
+def _settings_order(settings):
+    """A, C (seconds per replication) before B, D (minutes), each group in the given order."""
+    return sorted(settings, key=lambda s: (SETTINGS[s]["flexible"], s))
+
+
 def main(argv=None):
     parser = benchmark_parser(__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=None,
@@ -281,16 +454,24 @@ def main(argv=None):
     parser.add_argument("--n-truth", type=int, default=None, help="Monte Carlo truth units")
     parser.add_argument("--flexible-ours-only", action="store_true",
                         help="in B and D run only ours (simulate) of our variants (saves the "
-                             "'regress' and history_window=0 fits, the slowest part)")
+                             "'regress' and history_window=0 fits)")
+    parser.add_argument("--time-budget", type=float, default=None,
+                        help="wall seconds for all settings (real data and the speed check "
+                             "come on top): A and C run in full, B and D share the rest in "
+                             "proportion to their expected cost and skip replications that "
+                             "would end late")
+    parser.add_argument("--no-speed", action="store_true",
+                        help="skip the one-core speed check (measure it on the development "
+                             "machine, not elsewhere)")
+    parser.add_argument("--speed-from", default=None,
+                        help="copy the speed target from this earlier result file")
+    parser.add_argument("--no-real-data", action="store_true", help="skip BtheB/respiratory")
+    parser.add_argument("--note", action="append", default=[],
+                        help="a note to record in the result file (repeatable)")
     args = parser.parse_args(argv)
-    try:
-        import doubleml  # noqa: F401
-
-        use_doubleml = True
-    except ImportError:
-        use_doubleml = False
-        print("note: doubleml is not installed; the DoubleML IRM anchor is skipped",
-              file=sys.stderr)
+    use_doubleml, doubleml_note = _import_doubleml()
+    if doubleml_note:
+        print(f"note: {doubleml_note}", file=sys.stderr)
     if args.quick:
         n, T, d, settings, n_truth = 300, 4, 3, "AC", 20_000
         use_doubleml = False  # seconds matter in CI; the full run has the anchor
@@ -303,6 +484,7 @@ def main(argv=None):
         n_mc = {False: 128, True: 32}
     if args.settings:
         settings = args.settings.upper()
+    settings = "".join(_settings_order(settings))
     if args.n_truth:
         n_truth = args.n_truth
     for s in settings:
@@ -313,17 +495,112 @@ def main(argv=None):
         if args.reps_flexible is not None and SETTINGS[s]["flexible"]:
             reps[s] = args.reps_flexible
 
+    def rep_cost(s):
+        if SETTINGS[s]["flexible"] and args.flexible_ours_only:
+            return REP_SECONDS_OURS_ONLY[s]
+        return REP_SECONDS[s]
+
+    notes = [
+        "Seconds are wall-clock fit times of single-threaded fits inside a pool of "
+        f"{args.n_jobs} worker processes; peak memory (tracemalloc) is from replication 0"
+        + (" of A and C only (B and D untraced under the time budget)."
+           if args.time_budget is not None else "."),
+    ]
+    if doubleml_note:
+        notes.append(doubleml_note)
+    notes += args.note
     start = time.perf_counter()
-    all_rows, target_rows = [], []
-    for s in settings:
+    all_rows, target_rows, done_reps = [], [], {}
+
+    def protocol():
+        return {"flexible_ours_only": bool(args.flexible_ours_only), "n": n, "n_periods": T,
+                "n_covariates": d, "n_truth": n_truth, "reps_planned": reps,
+                "reps_done": done_reps, "n_mc": {"linear": n_mc[False], "flexible": n_mc[True]},
+                "doubleml": use_doubleml, "n_jobs": args.n_jobs,
+                "time_budget_s": args.time_budget,
+                "spec_reps": {s: SETTINGS[s]["reps"] for s in settings},
+                "total_seconds": round(time.perf_counter() - start, 1)}
+
+    def write(rows, targets, status):
+        ordered = sorted(rows, key=lambda r: (not r["dataset"].startswith("setting"),
+                                              r["dataset"]))
+        return write_results("longitudinal", ordered, args.quick, args.output,
+                             targets=_as_targets(sorted(targets, key=lambda r: r["dataset"])),
+                             protocol=f"{status}; " + _protocol_text(protocol()), notes=notes)
+
+    speed = None
+    if args.speed_from:
+        speed = _speed_from(args.speed_from)
+    elif not (args.quick or args.no_speed):
+        speed = _speed()
+        print(f"speed: default fit {speed['value']:.2f} s (one core, load "
+              f"{speed['load_average'][0]:.1f})")
+    speed_targets = []
+    if speed is not None:
+        if "spec" in speed:  # carried over in the shared format
+            speed_targets = [speed]
+        else:
+            speed_targets = [{"target": speed["target"], "spec": "longitudinal.md (issue 5)",
+                              "measured": round(speed["value"], 3), "met": speed["met"]}]
+            notes.append(f"speed target measured here, one core, median of 3 default fits "
+                         f"{speed['seconds_each']} s at load average "
+                         f"{np.round(speed['load_average'], 2).tolist()}")
+
+    def write_all(status, current=()):
+        path = write(all_rows + list(current), target_rows, status)
+        payload = json.loads(Path(path).read_text())
+        payload["targets"] = payload.get("targets", []) + speed_targets
+        Path(path).write_text(json.dumps(payload, indent=2, default=float) + "\n")
+        return path
+
+    parallel = Parallel(n_jobs=args.n_jobs, return_as="generator_unordered")
+    for i, s in enumerate(settings):
         cfg = SETTINGS[s]
         t0 = time.perf_counter()
+        deadline = None
+        if args.time_budget is not None and cfg["flexible"]:
+            # A and C (seconds in all) run in full; B and D share what is left of the budget
+            left = args.time_budget - (time.perf_counter() - start)
+            weights = {x: rep_cost(x) * reps[x] for x in settings[i:]}
+            deadline = time.time() + max(left, 0.0) * weights[s] / sum(weights.values())
+        variants = not (cfg["flexible"] and args.flexible_ours_only)
+        # replication 0 always runs (None: no deadline); under a time budget the flexible
+        # settings skip memory tracing, which slows their Python-heavy fits severalfold
+        trace_memory = not (cfg["flexible"] and args.time_budget is not None)
+        walls = []  # wall seconds of finished replications: the expected time of later ones
+
+        def expected(walls=walls, s=s):
+            # joblib dispatches lazily (2 * n_jobs ahead), so later replications see the
+            # times of the first ones; before any finished, the development machine's
+            # CPU seconds, faster machines assumed 1.5x faster
+            return float(np.median(walls)) if walls else rep_cost(s) / 1.5
+
+        jobs = parallel(
+            delayed(_replication_before)(deadline if rep else None, expected(), s, rep, n, T,
+                                         d, n_mc[cfg["flexible"]], use_doubleml, variants,
+                                         trace_memory=trace_memory)
+            for rep in range(reps[s]))
         _, _, _, truth = make_longitudinal_rct(10, T, d, assign=cfg["assign"], n_truth=n_truth)
         truth_seconds = time.perf_counter() - t0
-        results = Parallel(n_jobs=args.n_jobs)(
-            delayed(_replication)(s, rep, n, T, d, n_mc[cfg["flexible"]], use_doubleml,
-                                  not (cfg["flexible"] and args.flexible_ours_only))
-            for rep in range(reps[s]))
+        results, last_write = [], time.perf_counter()
+        for done in jobs:
+            if done is None:
+                continue
+            out, wall, traced = done
+            results.append(out)
+            if not traced:  # tracemalloc slows replication 0: not a guide to the others
+                walls.append(wall)
+            if time.perf_counter() - last_write > 30 and len(results) >= 2:
+                rows, _ = _summarise(s, results, truth["effect"])
+                done_reps[s] = len(results)
+                write_all(f"partial run: setting {s} at {len(results)} replications", rows)
+                print(f"  setting {s}: {len(results)}/{reps[s]} replications "
+                      f"({time.perf_counter() - t0:.0f} s)", flush=True)
+                last_write = time.perf_counter()
+        done_reps[s] = len(results)
+        if not results:
+            print(f"setting {s}: no replication finished in its time share", flush=True)
+            continue
         rows, detail = _summarise(s, results, truth["effect"])
         for row in rows:
             row["truth_seconds"] = truth_seconds
@@ -333,33 +610,29 @@ def main(argv=None):
                                 "value": np.round(value, 3).tolist(), "met": bool(passed)})
         print(f"\n### setting {s}: {cfg['assign']} randomisation, "
               f"{'flexible' if cfg['flexible'] else 'linear'} nuisances, n={n}, T={T}, d={d}, "
-              f"{reps[s]} reps, truth {n_truth} units/regime "
+              f"{len(results)}/{reps[s]} reps, truth {n_truth} units/regime "
               f"({time.perf_counter() - t0:.0f} s)\n")
         cols = ["method", "mean_abs_bias", "rmse", "width"] + [
             c for c in rows[0] if c.startswith("width_ratio_lin_t")] + [
             "coverage_min", "coverage_mean", "band_coverage", "fit_seconds"]
-        print(markdown_table(rows, cols))
-        # partial results after every setting, so a long run that is stopped keeps its work
-        done = "".join(settings[:settings.index(s) + 1])
-        write_results("longitudinal", all_rows, args.quick, args.output,
-                      targets=_as_targets(target_rows),
-                      protocol=f"partial run: settings {done} done")
-    real = _real_data(args.quick)
-    all_rows += real
-    if real:
-        print("\n### real data: estimate (SE) per period, SE ratio to Lin\n")
-        print(markdown_table(real, ["dataset", "method", "estimate", "std_err",
-                                    "se_ratio_lin"]))
+        print(markdown_table(rows, cols), flush=True)
+        done = "".join(x for x in settings[:i + 1])
+        write_all(f"partial run: settings {done} done")
+    if not args.no_real_data:
+        real = _real_data(args.quick)
+        all_rows += real
+        if real:
+            print("\n### real data: estimate (SE) per period, SE ratio to Lin\n")
+            print(markdown_table(real, ["dataset", "method", "estimate", "std_err",
+                                        "se_ratio_lin"]))
     print("\n### targets (ours, simulate)\n")
     print(markdown_table(target_rows))
-    protocol = {"flexible_ours_only": bool(args.flexible_ours_only),
-                "n": n, "n_periods": T, "n_covariates": d, "n_truth": n_truth, "reps": reps,
-                "n_mc": {"linear": n_mc[False], "flexible": n_mc[True]},
-                "doubleml": use_doubleml,
-                "spec_reps": {s: SETTINGS[s]["reps"] for s in settings},
-                "total_seconds": time.perf_counter() - start}
-    path = write_results("longitudinal", all_rows, args.quick, args.output,
-                         targets=_as_targets(target_rows), protocol=_protocol_text(protocol))
+    short = [s for s in settings if done_reps.get(s, 0) < SETTINGS[s]["reps"]]
+    if short and not args.quick:
+        notes.append("Reduced protocol: " + ", ".join(
+            f"{s} {done_reps.get(s, 0)} reps" for s in short) + " (spec: 200 in A/C, 50 in "
+            "B/D); per-period coverage at r replications has sd sqrt(0.95*0.05/r).")
+    path = write_all("complete run")
     print(f"\nwrote {path} in {time.perf_counter() - start:.0f} s")
     return 0
 

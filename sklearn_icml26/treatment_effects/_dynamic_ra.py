@@ -615,7 +615,11 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         :class:`~sklearn.model_selection.KFold` seeded from ``random_state``; a splitter's
         ``split(X)`` is used as it is.
     n_mc : int, default=128
-        Monte Carlo particles per unit and start period (``q_method="simulate"``).
+        Monte Carlo particles per unit and start period (``q_method="simulate"``). With
+        affine nuisances (a scikit-learn linear outcome model and a
+        :class:`LinearGaussianTransition` with a linear mean, the defaults) the average over
+        ``n_mc`` particles equals the chain driven by the mean of their noise, which is drawn
+        directly (``N(0, I / n_mc)``): the same estimator in law at the cost of one particle.
     n_bootstrap : int, default=1000
         Multiplier-bootstrap draws for bootstrap intervals and the uniform band.
     n_jobs : int or None, default=None
