@@ -285,10 +285,10 @@ NOTES = [
 ]
 
 
-def write(path, rows, quick, protocol, notes):
+def write(path, rows, quick, protocol, notes, name="mpf"):
     rows = finish_rows(rows)
     checks = targets(rows)
-    return write_results("mpf", rows, quick, path=path, targets=checks, protocol=protocol,
+    return write_results(name, rows, quick, path=path, targets=checks, protocol=protocol,
                          notes=notes), rows, checks
 
 
@@ -315,6 +315,12 @@ def main(argv=None):
                         help="only time one default MPF fit on SHAPE (noise 0), this machine")
     parser.add_argument("--merge", nargs="+", default=None, metavar="JSON",
                         help="join the rows of these result files, re-check the targets")
+    parser.add_argument("--note", action="append", default=[],
+                        help="a note to record (repeatable)")
+    parser.add_argument("--protocol", default=None, help="protocol text recorded by --merge")
+    parser.add_argument("--name", default="mpf",
+                        help="benchmark name recorded by --merge (a file benchmarks/results/"
+                             "<name>.json must carry its own name)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     start = time.perf_counter()
@@ -329,7 +335,9 @@ def main(argv=None):
             for note in payload.get("notes", []):
                 if note not in notes:
                     notes.append(note)
-        path, rows, checks = write(args.output, list(rows.values()), False, protocol, notes)
+        protocol = args.protocol or protocol
+        path, rows, checks = write(args.output, list(rows.values()), False, protocol,
+                                   notes + args.note, name=args.name)
     elif args.time_one_fit:
         params = dict(max_epochs=args.max_epochs, random_state=0, **extra)
         rows = neural_job(args.time_one_fit, 0.0, "mpf", params, [args.resolution], 100000,
