@@ -583,7 +583,10 @@ def main(argv=None):
         Path(path).write_text(json.dumps(payload, indent=2, default=float) + "\n")
         return path
 
-    parallel = Parallel(n_jobs=args.n_jobs, return_as="generator_unordered")
+    try:  # results as they finish (joblib >= 1.4); older joblib: all at the end
+        parallel = Parallel(n_jobs=args.n_jobs, return_as="generator_unordered")
+    except (TypeError, ValueError):
+        parallel = Parallel(n_jobs=args.n_jobs)
     for i, s in enumerate(settings):
         cfg = SETTINGS[s]
         t0 = time.perf_counter()
