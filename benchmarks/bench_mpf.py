@@ -306,6 +306,9 @@ def main(argv=None):
     parser.add_argument("--shapes", nargs="*", default=list(MPF_SHAPES))
     parser.add_argument("--noises", nargs="*", type=float, default=[0.0, 0.005])
     parser.add_argument("--fields", nargs="*", default=list(FIELDS))
+    parser.add_argument("--jobs", nargs="*", default=None, metavar="SHAPE:NOISE:FIELD",
+                        help="run exactly these fits, in this order (instead of --shapes x "
+                             "--noises x --fields)")
     parser.add_argument("--params", default="{}",
                         help="JSON dict of extra MPFSurface parameters (all fits)")
     parser.add_argument("--time-budget", type=float, default=None,
@@ -373,15 +376,23 @@ def main(argv=None):
             protocol = ("shared/specs/mpf.md section 7, Open3D rows only (--methods anchors) and "
                         f"the floor, on {hardware('cpu')}.")
         notes = list(NOTES)
+        if args.jobs:
+            shapes = list(dict.fromkeys(j.split(":")[0] for j in args.jobs))
+            noises = sorted({float(j.split(":")[1]) for j in args.jobs})
         rows = floor_rows(shapes, noises, n_samples, n_input)
         jobs = []
         if args.methods in ("all", "anchors"):
             jobs += [(anchor_job, (name, noise, n_samples, n_input))
                      for name in shapes for noise in noises]
         if args.methods in ("all", "neural"):
+            todo = [(name, noise, field) for name in shapes for noise in noises
+                    for field in args.fields]
+            if args.jobs:
+                todo = [(j.split(":")[0], float(j.split(":")[1]), j.split(":")[2])
+                        for j in args.jobs]
             jobs += [(neural_job, (name, noise, field, params, resolutions, n_samples,
                                    args.device, args.threads, n_input))
-                     for name in shapes for noise in noises for field in args.fields]
+                     for name, noise, field in todo]
         if quick:  # in-process: seconds, no worker start-up
             for func, job_args in jobs:
                 rows += func(*job_args)
