@@ -27,13 +27,9 @@ in proportion to their expected cost; replications that would start too late to 
 their setting's share are skipped and the run records how many each setting completed.
 """
 
-import importlib.abc
-import importlib.machinery
-import importlib.util
 import json
 import sys
 import time
-import types
 import warnings
 from pathlib import Path
 
@@ -102,88 +98,13 @@ STUDY_NOTES = [
      "not comparable with the previous results file."),
 ]
 
-_OPTIONAL_OF_DOUBLEML = ("plotly", "seaborn", "optuna")
-
-
-class _Placeholder:
-    """Any attribute of a placeholder module (never used by ``DoubleMLIRM.fit``)."""
-
-    def __getattr__(self, name):
-        return _Placeholder()
-
-    def __call__(self, *args, **kwargs):
-        return _Placeholder()
-
-    def __getitem__(self, key):
-        return _Placeholder()
-
-    def __or__(self, other):
-        return _Placeholder()
-
-    __ror__ = __or__
-
-    def __mro_entries__(self, bases):
-        return (object,)
-
-
-class _PlaceholderModule(types.ModuleType):
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return _Placeholder()
-
-
-class _PlaceholderFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Importer of placeholder modules for the given top-level names."""
-
-    def __init__(self, roots):
-        self.roots = tuple(roots)
-
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in self.roots:
-            return importlib.machinery.ModuleSpec(name, self, is_package=True)
-        return None
-
-    def create_module(self, spec):
-        module = _PlaceholderModule(spec.name)
-        module.__path__ = []
-        return module
-
-    def exec_module(self, module):
-        pass
-
-
-def _absent(root):
-    if root in sys.modules and sys.modules[root] is None:
-        return True
-    try:
-        return importlib.util.find_spec(root) is None
-    except (ImportError, ValueError):
-        return True
-
-
 def _import_doubleml():
-    """``(available, note)``; DoubleML's plotting/tuning imports get placeholders if absent.
-
-    ``doubleml`` imports plotly, seaborn and optuna at import time for its plots and tuning;
-    ``DoubleMLIRM.fit`` uses none of them, so when they are missing (a machine carrying only
-    the doubleml wheel) they are replaced by placeholder modules and the run says so.
-    """
-    if importlib.util.find_spec("doubleml") is None:
-        return False, "doubleml is not installed: the DoubleML IRM anchor was skipped"
-    missing = [root for root in _OPTIONAL_OF_DOUBLEML if _absent(root)]
-    note = None
-    if missing:
-        for name in [m for m in sys.modules if m.split(".")[0] in missing]:
-            del sys.modules[name]
-        sys.meta_path.insert(0, _PlaceholderFinder(missing))
-        note = (f"doubleml was imported with placeholder modules for its absent plotting/"
-                f"tuning dependencies {missing} (not used by DoubleMLIRM.fit)")
+    """``(available, note)``: whether the DoubleML IRM anchor can run, and why not."""
     try:
         import doubleml  # noqa: F401
     except ImportError as exc:
         return False, f"doubleml failed to import ({exc}): the DoubleML IRM anchor was skipped"
-    return True, note
+    return True, None
 
 
 def _learners(flexible, seed):
@@ -205,8 +126,6 @@ def _learners(flexible, seed):
 def _doubleml_irm(X0, y, w, regimes, learner, seed):
     """DoubleML IRM per period on units following either regime through t (covariates X_0)."""
     import pandas as pd
-
-    _import_doubleml()  # placeholders for absent plotting/tuning modules in this worker too
     from doubleml import DoubleMLData, DoubleMLIRM
     from sklearn.base import clone
     from sklearn.dummy import DummyClassifier
