@@ -220,15 +220,18 @@ def _replication(setting, rep, n, T, d, n_mc, use_doubleml, variants, n_truth_wo
 
 
 def _summarise(setting, reps, truth):
-    """Per-method metrics per period and the table row of a setting."""
-    methods = list(reps[0])
-    lin_width = None
-    rows, detail = [], {}
-    for method in methods:
+    """Per-method metrics per period and the table rows of a setting."""
+    return _rows(setting, _detail(reps, truth), truth)
+
+
+def _detail(reps, truth):
+    """Per-method, per-period summaries of replications against the true effects."""
+    detail = {}
+    for method in reps[0]:
         est = np.array([r[method]["estimate"] for r in reps])
         err = est - truth[None]
         entry = {
-            "bias": err.mean(axis=0), "rmse": np.sqrt((err**2).mean(axis=0)),
+            "n": len(reps), "bias": err.mean(axis=0), "rmse": np.sqrt((err**2).mean(axis=0)),
             "sd": est.std(axis=0, ddof=1) if len(reps) > 1 else np.full(len(truth), np.nan),
         }
         if reps[0][method]["se"] is not None:
@@ -245,10 +248,16 @@ def _summarise(setting, reps, truth):
         entry["seconds"] = float(np.mean(secs)) if secs else None
         entry["memory"] = float(np.max(mems)) if mems else None
         detail[method] = entry
+    return detail
+
+
+def _rows(setting, detail, truth):
+    """The table rows of a setting from its per-method summaries."""
     lin_width = detail["Lin (OLS, HC2; statsmodels)"]["width"]
     T = len(truth)
+    rows = []
     for method, e in detail.items():
-        row = {"dataset": f"setting {setting}", "method": method, "reps": len(reps),
+        row = {"dataset": f"setting {setting}", "method": method, "reps": e["n"],
                "mean_abs_bias": float(np.abs(e["bias"]).mean()),
                "rmse": float(e["rmse"].mean())}
         if "width" in e:
@@ -264,10 +273,43 @@ def _summarise(setting, reps, truth):
         row["fit_seconds"] = e["seconds"]
         row["peak_memory_mb"] = e["memory"]
         row["per_period"] = {k: (v.tolist() if isinstance(v, np.ndarray) else v)
-                             for k, v in e.items() if k not in ("seconds", "memory")}
+                             for k, v in e.items() if k not in ("n", "seconds", "memory")}
         row["truth"] = truth.tolist()
         rows.append(row)
     return rows, detail
+
+
+def _detail_from_row(row):
+    """A setting's per-method summary back from a results row (for pooling)."""
+    pp = row["per_period"]
+    entry = {k: (np.asarray(v, dtype=float) if isinstance(v, list) else v)
+             for k, v in pp.items()}
+    entry.update(n=row["reps"], seconds=row.get("fit_seconds"),
+                 memory=row.get("peak_memory_mb"))
+    return entry
+
+
+def _pool_detail(a, b):
+    """Exact pooled summary of two disjoint sets of replications of one method."""
+    n1, n2 = a["n"], b["n"]
+    n = n1 + n2
+    w1, w2 = n1 / n, n2 / n
+    bias = w1 * a["bias"] + w2 * b["bias"]
+    # sum of squared deviations about the pooled mean; the truth is shared, so estimate
+    # means differ exactly as the biases do
+    ss = ((n1 - 1) * a["sd"] ** 2 + n1 * (a["bias"] - bias) ** 2
+          + (n2 - 1) * b["sd"] ** 2 + n2 * (b["bias"] - bias) ** 2)
+    out = {"n": n, "bias": bias,
+           "rmse": np.sqrt(w1 * a["rmse"] ** 2 + w2 * b["rmse"] ** 2),
+           "sd": np.sqrt(ss / (n - 1))}
+    for key in ("mean_se", "width", "coverage", "band_coverage"):
+        if key in a and key in b:
+            out[key] = w1 * a[key] + w2 * b[key]
+    secs = [(x["seconds"], x["n"]) for x in (a, b) if x["seconds"] is not None]
+    out["seconds"] = (sum(s * k for s, k in secs) / sum(k for _, k in secs)) if secs else None
+    mems = [x["memory"] for x in (a, b) if x["memory"] is not None]
+    out["memory"] = max(mems) if mems else None
+    return out
 
 
 def _as_targets(target_rows):
@@ -413,6 +455,13 @@ def main(argv=None):
     parser.add_argument("--speed-from", default=None,
                         help="copy the speed target from this earlier result file")
     parser.add_argument("--no-real-data", action="store_true", help="skip BtheB/respiratory")
+    parser.add_argument("--first-rep", default=None,
+                        help="index of the first replication per setting, e.g. 'B=20,D=24' "
+                             "(seeds follow the index, so runs with disjoint ranges add up)")
+    parser.add_argument("--pool", default=None,
+                        help="an earlier result file whose settings ran a disjoint range of "
+                             "replications (see --first-rep): its rows are pooled exactly "
+                             "with this run's before targets are checked")
     parser.add_argument("--note", action="append", default=[],
                         help="a note to record in the result file (repeatable)")
     args = parser.parse_args(argv)
@@ -442,6 +491,21 @@ def main(argv=None):
         if args.reps_flexible is not None and SETTINGS[s]["flexible"]:
             reps[s] = args.reps_flexible
 
+    first = {s: 0 for s in settings}
+    if args.first_rep:
+        for part in args.first_rep.split(","):
+            key, _, value = part.partition("=")
+            if key.strip().upper() not in first or not value.strip().isdigit():
+                parser.error(f"--first-rep expects e.g. 'B=20,D=24' over the settings run "
+                             f"({settings}); got {args.first_rep!r}")
+            first[key.strip().upper()] = int(value)
+    pooled = {}
+    if args.pool:
+        for row in json.loads(Path(args.pool).read_text())["rows"]:
+            setting = row["dataset"].removeprefix("setting ")
+            if setting in settings and "per_period" in row:
+                pooled.setdefault(setting, {})[row["method"]] = row
+
     def rep_cost(s):
         if SETTINGS[s]["flexible"] and args.flexible_ours_only:
             return REP_SECONDS_OURS_ONLY[s]
@@ -464,7 +528,10 @@ def main(argv=None):
     def protocol():
         return {"flexible_ours_only": bool(args.flexible_ours_only), "n": n, "n_periods": T,
                 "n_covariates": d, "n_truth": n_truth, "reps_planned": reps,
-                "reps_done": done_reps, "n_mc": {"linear": n_mc[False], "flexible": n_mc[True]},
+                "reps_done": done_reps, "first_rep": first,
+                "pooled_with": ({s: next(iter(m.values()))["reps"] for s, m in pooled.items()}
+                                if pooled else None),
+                "n_mc": {"linear": n_mc[False], "flexible": n_mc[True]},
                 "doubleml": use_doubleml, "n_jobs": args.n_jobs,
                 "time_budget_s": args.time_budget,
                 "spec_reps": {s: SETTINGS[s]["reps"] for s in settings},
@@ -531,7 +598,7 @@ def main(argv=None):
             delayed(_replication_before)(deadline if rep else None, expected(), s, rep, n, T,
                                          d, n_mc[cfg["flexible"]], use_doubleml, variants,
                                          trace_memory=trace_memory)
-            for rep in range(reps[s]))
+            for rep in range(first[s], first[s] + reps[s]))
         _, _, _, truth = make_longitudinal_rct(10, T, d, assign=cfg["assign"], n_truth=n_truth)
         truth_seconds = time.perf_counter() - t0
         results, last_write = [], time.perf_counter()
@@ -554,6 +621,14 @@ def main(argv=None):
             print(f"setting {s}: no replication finished in its time share", flush=True)
             continue
         rows, detail = _summarise(s, results, truth["effect"])
+        if s in pooled:
+            old = pooled[s]
+            if not np.allclose(next(iter(old.values()))["truth"], truth["effect"]):
+                raise ValueError(f"--pool: setting {s} of {args.pool} has another truth")
+            detail = {m: _pool_detail(_detail_from_row(old[m]), e)
+                      for m, e in detail.items() if m in old}
+            rows, detail = _rows(s, detail, truth["effect"])
+            done_reps[s] = rows[0]["reps"]
         for row in rows:
             row["truth_seconds"] = truth_seconds
         all_rows += rows

@@ -112,3 +112,41 @@ def test_readme_tables_match_committed_results(tmp_path):
     assert not update_readme(copy), (
         "README benchmark tables are stale: run `python -m sklearn_icml26 benchmark render`"
     )
+
+
+def test_longitudinal_benchmark_pools_disjoint_runs_exactly():
+    """Two runs over disjoint replications, pooled through their rows, equal one run."""
+    import importlib.util
+    from pathlib import Path
+
+    import numpy as np
+
+    path = Path(__file__).parents[2] / "benchmarks" / "bench_longitudinal.py"
+    spec = importlib.util.spec_from_file_location("bench_longitudinal", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    rng = np.random.default_rng(0)
+    truth = rng.normal(size=3)
+
+    def rep():
+        out = {}
+        for method in ("ours", "Lin (OLS, HC2; statsmodels)"):
+            est = truth + rng.normal(0.1, 0.5, size=3)
+            out[method] = {"estimate": est, "se": rng.uniform(0.3, 0.7, size=3),
+                           "seconds": float(rng.uniform(1, 2)), "memory": None}
+        out["ours"]["band"] = np.stack([est - 1.0, est + 1.0], axis=1)
+        return out
+
+    reps = [rep() for _ in range(9)]
+    first, _ = bench._summarise("B", reps[:4], truth)
+    second, _ = bench._summarise("B", reps[4:], truth)
+    pooled = {r["method"]: bench._pool_detail(bench._detail_from_row(r),
+                                              bench._detail_from_row(s))
+              for r, s in zip(first, second, strict=True)}
+    rows, _ = bench._rows("B", pooled, truth)
+    expected, _ = bench._summarise("B", reps, truth)
+    for got, want in zip(rows, expected, strict=True):
+        assert got["reps"] == want["reps"] == 9
+        for key, value in want["per_period"].items():
+            np.testing.assert_allclose(got["per_period"][key], value, rtol=1e-12, err_msg=key)
+        np.testing.assert_allclose(got["fit_seconds"], want["fit_seconds"], rtol=1e-12)
