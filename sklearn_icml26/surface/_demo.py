@@ -53,7 +53,7 @@ def run_demo(data_home=None, verbose=1, fast=False):
         params = dict(hidden_width=64, max_epochs=3, warm_start_iter=50)
         resolution, n_samples = 64, 20000
     else:
-        params = dict(max_epochs=15)  # 300 steps, as in benchmarks/bench_mpf.py
+        params = dict(max_epochs=15)  # 300 steps keep the demo short (benchmark: 2000)
         resolution, n_samples = 128, 100000
     gt, gt_n = data.gt_points[:n_samples], data.gt_normals[:n_samples]
     results, seconds = {}, {}
