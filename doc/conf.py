@@ -72,13 +72,16 @@ def _write_api_page():
     (HERE / "api.rst").write_text("\n".join(lines) + "\n")
 
 
+def _escape(text):
+    """Result files hold free text ("|bias|", "x_", "*"): escape reStructuredText markup."""
+    return re.sub(r"([\\|*`_])", r"\\\1", text)
+
+
 def _list_table(rows, columns):
     from sklearn_icml26.utils._benchmark import format_cell
 
     def cell(value):
-        text = format_cell(value)
-        # result files hold free text ("|bias|", "x_", "*"): escape reStructuredText markup
-        return re.sub(r"([\\|*`_])", r"\\\1", text)
+        return _escape(format_cell(value))
 
     lines = [".. list-table::", "   :header-rows: 1", ""]
     for values in [columns] + [[row.get(c, "") for c in columns] for row in rows]:
@@ -108,13 +111,13 @@ def _write_benchmarks_page():
             rows = payload["rows"]
             lines = []
             if payload.get("protocol"):
-                lines += [f"Protocol: {payload['protocol']}", ""]
+                lines += [f"Protocol: {_escape(payload['protocol'])}", ""]
             if payload.get("targets"):
                 lines += ["Targets of the spec:", ""]
                 lines += _list_table(payload["targets"], ["target", "spec", "measured", "met"])
             lines += ["All rows:", ""]
             lines += _list_table(rows, list(dict.fromkeys(k for row in rows for k in row)))
-            lines += [f"* {note}" for note in payload.get("notes", [])] + [""]
+            lines += [f"* {_escape(note)}" for note in payload.get("notes", [])] + [""]
         (HERE / "_bench" / f"{name}.rst").write_text("\n".join(lines) + "\n")
 
     page = ["Benchmarks", "==========", "",
