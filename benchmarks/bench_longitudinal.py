@@ -514,6 +514,16 @@ def main(argv=None):
             setting = row["dataset"].removeprefix("setting ")
             if setting in settings and "per_period" in row:
                 pooled.setdefault(setting, {})[row["method"]] = row
+        if not pooled:
+            parser.error(f"--pool: {args.pool} holds none of the settings run ({settings})")
+        for s, methods in pooled.items():
+            # the earlier file holds replications 0 .. n-1 (a plain run, or itself pooled
+            # from contiguous ranges); this run must start after them
+            n_old = next(iter(methods.values()))["reps"]
+            if first[s] < n_old:
+                parser.error(f"--pool: {args.pool} holds replications 0-{n_old - 1} of setting "
+                             f"{s}; this run must start after them (--first-rep {s}={n_old}), "
+                             f"got first replication {first[s]}")
 
     def rep_cost(s):
         if SETTINGS[s]["flexible"] and args.flexible_ours_only:
