@@ -502,21 +502,31 @@ def main(argv=None):
 
     first = {s: 0 for s in settings}
     if args.first_rep:
-        for part in args.first_rep.split(","):
-            key, _, value = part.partition("=")
-            if key.strip().upper() not in first or not value.strip().isdigit():
-                parser.error(f"--first-rep expects e.g. 'B=20,D=24' over the settings run "
-                             f"({settings}); got {args.first_rep!r}")
-            first[key.strip().upper()] = int(value)
+        keys = [part.partition("=")[0].strip().upper() for part in args.first_rep.split(",")]
+        for part, key in zip(args.first_rep.split(","), keys, strict=True):
+            value = part.partition("=")[2].strip()
+            if key not in first or not value.isdigit() or keys.count(key) > 1:
+                parser.error(f"--first-rep expects e.g. 'B=20,D=24', each setting once and "
+                             f"among those run ({settings}); got {args.first_rep!r}")
+            first[key] = int(value)
     pooled = {}
     if args.pool:
-        for row in json.loads(Path(args.pool).read_text())["rows"]:
+        try:
+            pool_rows = json.loads(Path(args.pool).read_text())["rows"]
+        except (OSError, ValueError, KeyError) as exc:
+            parser.error(f"--pool: cannot read a result file from {args.pool!r} "
+                         f"({type(exc).__name__}: {exc})")
+        for row in pool_rows:
             setting = row["dataset"].removeprefix("setting ")
             if setting in settings and "per_period" in row:
                 pooled.setdefault(setting, {})[row["method"]] = row
         if not pooled:
             parser.error(f"--pool: {args.pool} holds none of the settings run ({settings})")
         for s, methods in pooled.items():
+            if len(next(iter(methods.values()))["truth"]) != T:
+                parser.error(f"--pool: setting {s} of {args.pool} has "
+                             f"{len(next(iter(methods.values()))['truth'])} periods, this run "
+                             f"{T} (another protocol: --quick or not?)")
             # the earlier file holds replications 0 .. n-1 (a plain run, or itself pooled
             # from contiguous ranges); this run must start after them
             n_old = next(iter(methods.values()))["reps"]
@@ -644,6 +654,10 @@ def main(argv=None):
             old = pooled[s]
             if not np.allclose(next(iter(old.values()))["truth"], truth["effect"]):
                 raise ValueError(f"--pool: setting {s} of {args.pool} has another truth")
+            missing = sorted(set(detail) ^ set(old))
+            if missing:
+                print(f"note: --pool: methods in only one of the runs are left out: {missing}",
+                      file=sys.stderr)
             detail = {m: _pool_detail(_detail_from_row(old[m]), e)
                       for m, e in detail.items() if m in old}
             rows, detail = _rows(s, detail, truth["effect"])
@@ -656,7 +670,7 @@ def main(argv=None):
                                 "value": np.round(value, 3).tolist(), "met": bool(passed)})
         print(f"\n### setting {s}: {cfg['assign']} randomisation, "
               f"{'flexible' if cfg['flexible'] else 'linear'} nuisances, n={n}, T={T}, d={d}, "
-              f"{len(results)}/{reps[s]} reps, truth {n_truth} units/regime "
+              f"{done_reps[s]} reps ({len(results)} run now), truth {n_truth} units/regime "
               f"({time.perf_counter() - t0:.0f} s)\n")
         cols = ["method", "mean_abs_bias", "rmse", "width"] + [
             c for c in rows[0] if c.startswith("width_ratio_lin_t")] + [
