@@ -522,18 +522,19 @@ def main(argv=None):
                 pooled.setdefault(setting, {})[row["method"]] = row
         if not pooled:
             parser.error(f"--pool: {args.pool} holds none of the settings run ({settings})")
-        for s, methods in pooled.items():
-            if len(next(iter(methods.values()))["truth"]) != T:
-                parser.error(f"--pool: setting {s} of {args.pool} has "
-                             f"{len(next(iter(methods.values()))['truth'])} periods, this run "
-                             f"{T} (another protocol: --quick or not?)")
-            # the earlier file holds replications 0 .. n-1 (a plain run, or itself pooled
-            # from contiguous ranges); this run must start after them
-            n_old = next(iter(methods.values()))["reps"]
-            if first[s] < n_old:
-                parser.error(f"--pool: {args.pool} holds replications 0-{n_old - 1} of setting "
-                             f"{s}; this run must start after them (--first-rep {s}={n_old}), "
-                             f"got first replication {first[s]}")
+    # one row per pooled setting: its truth and replication count are shared by the methods
+    pool_ref = {s: next(iter(methods.values())) for s, methods in pooled.items()}
+    for s, ref in pool_ref.items():
+        if len(ref["truth"]) != T:
+            parser.error(f"--pool: setting {s} of {args.pool} has {len(ref['truth'])} "
+                         f"periods, this run {T} (another protocol: --quick or not?)")
+        # the earlier file holds replications 0 .. n-1 (a plain run, or itself pooled
+        # from contiguous ranges); this run must start after them
+        n_old = ref["reps"]
+        if first[s] < n_old:
+            parser.error(f"--pool: {args.pool} holds replications 0-{n_old - 1} of setting "
+                         f"{s}; this run must start after them (--first-rep {s}={n_old}), "
+                         f"got first replication {first[s]}")
 
     def rep_cost(s):
         if SETTINGS[s]["flexible"] and args.flexible_ours_only:
@@ -558,7 +559,7 @@ def main(argv=None):
         return {"flexible_ours_only": bool(args.flexible_ours_only), "n": n, "n_periods": T,
                 "n_covariates": d, "n_truth": n_truth, "reps_planned": reps,
                 "reps_done": done_reps, "first_rep": first,
-                "pooled_with": ({s: next(iter(m.values()))["reps"] for s, m in pooled.items()}
+                "pooled_with": ({s: r["reps"] for s, r in pool_ref.items()}
                                 if pooled else None),
                 "n_mc": {"linear": n_mc[False], "flexible": n_mc[True]},
                 "doubleml": use_doubleml, "n_jobs": args.n_jobs,
@@ -652,7 +653,7 @@ def main(argv=None):
         rows, detail = _summarise(s, results, truth["effect"])
         if s in pooled:
             old = pooled[s]
-            if not np.allclose(next(iter(old.values()))["truth"], truth["effect"]):
+            if not np.allclose(pool_ref[s]["truth"], truth["effect"]):
                 raise ValueError(f"--pool: setting {s} of {args.pool} has another truth")
             missing = sorted(set(detail) ^ set(old))
             if missing:

@@ -288,7 +288,7 @@ class _MPFTraining(Callback):
     """Warm start before training, Laplacian schedule per step, per-term history, NaN guard."""
 
     def __init__(self, total_steps, warm_start_iter, warm_batch, lr, laplacian_points,
-                 schedule, laplacian_weight, lr_schedule="cosine"):
+                 schedule, laplacian_weight, lr_schedule):
         self.total_steps = total_steps
         self.warm_start_iter = warm_start_iter
         self.warm_batch = warm_batch
