@@ -35,7 +35,7 @@ def test_warnings_reach_the_caller(n_jobs, return_as):
 def test_caller_filters_and_config_apply(n_jobs):
     with warnings.catch_warnings(record=True) as records:
         warnings.simplefilter("always")
-        warnings.simplefilter("ignore", ConvergenceWarning, stacklevel=1)
+        warnings.simplefilter("ignore", ConvergenceWarning)
         with config_context(assume_finite=True):
             out = Parallel(n_jobs=n_jobs)(delayed(_task)(i) for i in range(3))
     assert all(flag for _, flag in out)
@@ -46,7 +46,7 @@ def test_caller_filters_and_config_apply(n_jobs):
         Parallel(n_jobs=n_jobs)(delayed(_task)(i) for i in range(3))
     assert [str(r.message) for r in records].count("repeated note") == 1
     with warnings.catch_warnings(), pytest.raises(ConvergenceWarning, match="task 0"):
-        warnings.simplefilter("error", ConvergenceWarning, stacklevel=1)
+        warnings.simplefilter("error", ConvergenceWarning)
         Parallel(n_jobs=n_jobs)(delayed(_task)(i) for i in range(3))
 
 
