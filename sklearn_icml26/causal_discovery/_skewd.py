@@ -29,13 +29,8 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils import progress_bar
-from ._skewnormal import (
-    SkewNormalLSNMRegressor,
-    _check_numeric,
-    _pow2_scale,
-    _robust_mean_std,
-    _standardize,
-)
+from ..utils._scaling import _pow2_scale, _robust_mean_std, _standardize
+from ._skewnormal import SkewNormalLSNMRegressor, _check_numeric
 
 __all__ = ["SkewDCausalDiscoverer", "score_pairs"]
 

@@ -26,6 +26,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from ..utils._scaling import _robust_mean_std, _standardize
+
 __all__ = ["SkewNormalLSNMRegressor"]
 
 _LOG2 = np.log(2.0)
@@ -41,35 +43,6 @@ _MAX_UNSTANDARDIZED = 1e100  # |values| above this overflow the squared residual
 def _mills(t):
     """``φ(t) / Φ(t)``, stable for very negative ``t``."""
     return np.exp(-0.5 * t * t - _HALF_LOG_2PI - log_ndtr(t))
-
-
-def _pow2_scale(a, axis=0):
-    """Powers of two at the order of magnitude of ``max |a|`` along ``axis`` (1 for zeros).
-
-    Dividing by a power of two is exact, so moments computed on ``a / c`` and multiplied back
-    by ``c`` are bitwise those of ``a`` whenever the latter do not overflow or underflow.
-    """
-    m = np.max(np.abs(a), axis=axis)
-    _, exponent = np.frexp(m)
-    return np.where(m > 0, np.ldexp(1.0, exponent), 1.0)
-
-
-def _robust_mean_std(a, axis=0):
-    """Mean and standard deviation of ``a`` without overflow/underflow of the squares.
-
-    Returns (mean, std, c) where ``c`` is the power-of-two pre-scaling (:func:`_pow2_scale`);
-    ``(a / c - mean / c) / (std / c)`` standardises ``a`` without overflow.
-    """
-    c = _pow2_scale(a, axis=axis)
-    b = a / c
-    return b.mean(axis=axis) * c, b.std(axis=axis) * c, c
-
-
-def _standardize(a, mean, scale):
-    """``(a - mean) / scale`` computed on power-of-two pre-scaled values (no overflow)."""
-    c = _pow2_scale(np.stack([np.abs(np.asarray(mean, dtype=float)),
-                              np.asarray(scale, dtype=float)]), axis=0)
-    return (a / c - mean / c) / (scale / c)
 
 
 def _check_numeric(X, name):
