@@ -7,6 +7,8 @@ from importlib.metadata import PackageNotFoundError, version
 _DEPENDENCIES = [
     "sklearn_icml26", "pip", "setuptools", "numpy", "scipy", "scikit-learn", "torch", "skorch",
     "statsmodels", "pandas", "joblib", "pooch", "tqdm", "matplotlib", "dask", "distributed",
+    # optional extras (causal)
+    "causal-learn", "scikit-optimize", "cmaes",
 ]
 
 

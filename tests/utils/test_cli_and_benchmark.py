@@ -67,12 +67,37 @@ def test_registered_demos_point_to_functions():
 def test_module_entry_point_lists_demos():
     out = subprocess.run([sys.executable, "-m", "sklearn_icml26", "demo", "--list"],
                          capture_output=True, text=True, check=True).stdout
-    assert "demo" in out.lower()
+    lines = out.splitlines()
+    assert lines[0] == "Registered demos:"
+    assert len(_registry.DEMOS) >= 5
+    listed = [line.split()[0] for line in lines[1:] if line.strip()]
+    assert listed == list(_registry.DEMOS)
+    for line, demo in zip(lines[1:], _registry.DEMOS.values(), strict=True):
+        assert demo.description in line and f"(data: {demo.dataset})" in line
+
+
+def test_demo_list_with_an_empty_registry(monkeypatch, capsys):
+    monkeypatch.setattr(cli, "DEMOS", {})
+    assert cli.main(["demo", "--list"]) == 0
+    assert capsys.readouterr().out.strip() == "No demos are registered yet."
 
 
 def test_result_file_shape(tmp_path):
+    import time
+
+    import numpy as np
+
+    def allocate_and_wait():
+        block = np.ones(2**20)  # 8 MiB, traced by tracemalloc
+        time.sleep(0.05)
+        return float(block.sum())
+
+    m = measure(allocate_and_wait)
+    assert m.result == 2.0**20
+    assert m.seconds >= 0.05
+    assert 8.0 <= m.peak_memory_mb < 64.0
     m = measure(sum, range(1000))
-    assert m.result == sum(range(1000)) and m.seconds >= 0 and m.peak_memory_mb >= 0
+    assert m.result == sum(range(1000)) and m.peak_memory_mb < 1.0
     rows = [{"dataset": "d", "method": "m", "score": 0.5, "fit_seconds": m.seconds,
              "peak_memory_mb": m.peak_memory_mb}]
     path = write_results("toy", rows, quick=True, path=tmp_path / "toy.json")
@@ -95,12 +120,20 @@ def test_committed_results_have_the_shared_shape():
         assert all({"dataset", "method"} <= set(row) for row in payload["rows"]), path
 
 
-def test_show_versions(capsys):
-    from sklearn_icml26 import show_versions
+def test_show_versions(capsys, monkeypatch):
+    from importlib.metadata import version
 
+    from sklearn_icml26 import show_versions
+    from sklearn_icml26.utils import _show_versions
+
+    # a package that is not installed is listed as None, not skipped nor given a version
+    monkeypatch.setattr(_show_versions, "_DEPENDENCIES",
+                        [*_show_versions._DEPENDENCIES, "surely-not-an-installed-package"])
     show_versions()
-    out = capsys.readouterr().out
-    assert "scikit-learn" in out and "torch" in out
+    lines = capsys.readouterr().out.splitlines()
+    for name in ("numpy", "scikit-learn", "torch", "skorch"):
+        assert f"{name:>14}: {version(name)}" in lines, name
+    assert "surely-not-an-installed-package: None" in lines
 
 
 def test_readme_tables_match_committed_results(tmp_path):
