@@ -84,11 +84,15 @@ def test_pickle_clone_and_determinism(estimator):
 
 @pytest.mark.parametrize("estimator", INSTANCES, ids=lambda e: type(e).__name__)
 def test_in_pipeline(estimator):
+    """A Pipeline gives exactly what the bare estimator gives on the scaled data."""
     X, y = _smoke_data(estimator)
     pipe = make_pipeline(StandardScaler(), clone(estimator)).fit(X, y)
     out = _output(pipe, X)
     assert out.shape[0] == X.shape[0]
     assert np.all(np.isfinite(out))
+    Xs = StandardScaler().fit_transform(X)
+    bare = clone(estimator).fit(Xs, y)
+    np.testing.assert_allclose(out, _output(bare, Xs), rtol=1e-10, atol=1e-12)
 
 
 def test_torch_regressor_learns_and_grid_search_over_module_hyperparameters():
