@@ -20,7 +20,6 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
 from scipy import stats
 from sklearn import config_context, linear_model
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
@@ -43,6 +42,7 @@ from sklearn.utils.validation import (
 from threadpoolctl import threadpool_limits
 
 from ..utils import progress_bar
+from ..utils._parallel import Parallel, delayed
 
 __all__ = ["LinearGaussianTransition", "LongitudinalRegressionAdjuster", "panel_to_arrays"]
 
@@ -57,6 +57,22 @@ _FIT_CHUNK_ROWS = 131072  # particle rows (all starts together) simulated at onc
 # largest |value| of X and y accepted by the adjuster: its squares, summed over units and
 # weighted by inverse path probabilities, must stay far below the float64 maximum (~1.8e308)
 _MAX_ABS_INPUT = 1e100
+
+
+def _design_rank(H, intercept=True):
+    """Number of regression parameters of ``H``: its rank, plus one for an intercept.
+
+    With an intercept the columns are centred first, so dummies that sum to one count one
+    parameter less, like a duplicated column. The tolerance is NumPy's default (relative to
+    the largest singular value).
+    """
+    if H.shape[0] == 0 or H.shape[1] == 0:
+        return int(intercept)
+    A = H - H.mean(axis=0) if intercept else H
+    peak = np.max(np.abs(A))
+    if not np.isfinite(peak) or peak == 0:
+        return int(intercept) if not np.isfinite(peak) or intercept else 0
+    return int(np.linalg.matrix_rank(A / peak)) + int(intercept)
 
 
 def _native_multi_output(model):
@@ -117,9 +133,11 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
     Notes
     -----
     With a :class:`~sklearn.linear_model.LinearRegression` mean, the covariance is
-    ``R^T R / dof`` of the in-sample residuals with ``dof = max(n - p - 1, 1)``; with any other
-    mean model it comes from 3-fold :func:`~sklearn.model_selection.cross_val_predict`
-    residuals with ``dof = n``, since flexible models fit their training data too closely.
+    ``R^T R / dof`` of the in-sample residuals with ``dof = max(n - r - 1, 1)``, ``r`` the rank
+    of the centred ``H``: a duplicated column, or dummies that sum to one, add no parameter
+    and leave the kernel unchanged. With any other mean model it comes from 3-fold
+    :func:`~sklearn.model_selection.cross_val_predict` residuals with ``dof = n``, since
+    flexible models fit their training data too closely.
 
     References
     ----------
@@ -206,7 +224,11 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
         in_sample = isinstance(model, LinearRegression) or n < 6
         if in_sample:
             resid = Z - model.predict(H).reshape(n, -1)
-            dof = max(n - p - 1, 1)
+            # parameters of the regression: the rank of the design, not its column count (a
+            # duplicated column or dummies summing to the intercept add no parameter)
+            intercept = bool(getattr(model, "fit_intercept", True))
+            n_params = _design_rank(H, intercept)
+            dof = max(n - n_params, 1)
         else:
             fitted = cross_val_predict(clone(model), H, target, cv=3)
             resid = Z - np.asarray(fitted).reshape(n, -1)
@@ -217,12 +239,14 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
                 f"on X (largest |X| = {np.max(np.abs(H)):.3g}): rescale X (values this large "
                 "overflow float64 in the regression)"
             )
-        if in_sample and n - p - 1 < 1:
+        if in_sample and n - n_params < 1:
             warnings.warn(
-                f"n_samples={n} is too few to estimate the noise covariance from {p} features "
-                f"(in-sample residuals need n_samples >= n_features + 2 = {p + 2}); the "
-                f"covariance eigenvalues are floored at min_eigenvalue={self.min_eigenvalue:g} "
-                "of the standardised targets, so draws carry (almost) no noise",
+                f"n_samples={n} is too few to estimate the noise covariance: the regression on "
+                f"{p} features has {n_params} parameters (the rank of the design"
+                f"{' plus the intercept' if intercept else ''}), which leaves no residual "
+                "degrees of freedom; the covariance "
+                f"eigenvalues are floored at min_eigenvalue={self.min_eigenvalue:g} of the "
+                "standardised targets, so draws carry (almost) no noise",
                 UserWarning,
                 stacklevel=3,
             )
@@ -522,11 +546,70 @@ def _welch(y1, y0):
     return diff, float(np.sqrt(var))
 
 
+_HIGH_LEVERAGE = 1e-10  # units with h_ii >= 1 - _HIGH_LEVERAGE carry no residual information
+
+
+def _independent_columns(Z, tol=1e-9):
+    """Indices of the columns of ``Z`` kept when each aliased column is dropped in order.
+
+    A column is kept when its part orthogonal to the kept columns before it is larger than
+    ``tol`` times its norm (Gram-Schmidt, reorthogonalised): R's ``lm`` convention, so a
+    duplicated covariate or dummies summing to the intercept drop out and leave every
+    coefficient of the other columns unchanged.
+    """
+    basis = np.zeros((Z.shape[0], 0))
+    keep = []
+    for j in range(Z.shape[1]):
+        column = Z[:, j]
+        size = np.linalg.norm(column)
+        if size == 0:
+            continue
+        v = column - basis @ (basis.T @ column)
+        v = v - basis @ (basis.T @ v)
+        residual = np.linalg.norm(v)
+        if residual > tol * size:
+            basis = np.column_stack([basis, v / residual])
+            keep.append(j)
+    return keep
+
+
+def _lin_hc2(y, D, Hc):
+    """Lin's interacted regression: the treatment coefficient and its HC2 standard error.
+
+    Returns ``(estimate, std_err, n_high_leverage, dof, identified)``. Aliased columns are
+    dropped in column order (``_independent_columns``); ``identified`` says whether the
+    treatment coefficient was estimable in the full design (no dropped column involves the
+    treatment column). Units with leverage ``h_ii >= 1 - 1e-10`` (e.g. the only unit of a
+    covariate level in its arm) have zero residuals that say nothing of their variance: in
+    the HC2 meat they get the pooled residual variance ``RSS / (n - rank)`` instead of
+    ``e_i^2 / (1 - h_ii)`` (0/0), and the standard error is NaN without residual degrees of
+    freedom.
+    """
+    n = len(y)
+    Z = np.column_stack([np.ones(n), D, Hc, D[:, None] * Hc])
+    keep = _independent_columns(Z)
+    identified = len(_independent_columns(np.delete(Z, 1, axis=1))) == len(keep) - 1
+    Zk = Z[:, keep]
+    Q, R = np.linalg.qr(Zk)
+    coef_rows = np.linalg.solve(R, Q.T)  # (Z'Z)^-1 Z' of the kept design
+    c = coef_rows[keep.index(1)]
+    estimate = float(c @ y)
+    resid = y - Q @ (Q.T @ y)
+    h = np.einsum("ij,ij->i", Q, Q)
+    high = h >= 1.0 - _HIGH_LEVERAGE
+    dof = n - Zk.shape[1]
+    meat = np.empty(n)
+    meat[~high] = resid[~high] ** 2 / (1.0 - h[~high])
+    if high.any():
+        meat[high] = np.sum(resid**2) / dof if dof > 0 else np.nan
+    std_err = float(np.sqrt(np.sum(c**2 * meat)))
+    return estimate, std_err, int(high.sum()), dof, identified
+
+
 def _baselines(H0, Y, on1, on0):
     """Per-period DiM, CUPED and Lin (HC2) on units following either regime through t."""
-    import statsmodels.api as sm
-
     rows = []
+    high_leverage, unidentified = [], []
     for t in range(Y.shape[1]):
         m = on1[:, t] | on0[:, t]
         D = on1[m, t].astype(float)
@@ -545,13 +628,36 @@ def _baselines(H0, Y, on1, on0):
         theta = np.linalg.lstsq(design, y, rcond=None)[0][1:]
         adjusted = y - Hc @ theta
         row["cuped"], row["cuped_se"] = _welch(adjusted[D == 1], adjusted[D == 0])
-        Z = np.column_stack([np.ones(len(y)), D, Hc, D[:, None] * Hc])
-        try:
-            fit = sm.OLS(y, Z).fit(cov_type="HC2")
-            row["lin"], row["lin_se"] = float(fit.params[1]), float(fit.bse[1])
-        except (ValueError, np.linalg.LinAlgError):  # pragma: no cover - degenerate design
-            row["lin"], row["lin_se"] = np.nan, np.nan
+        row["lin"], row["lin_se"], n_high, dof, identified = _lin_hc2(y, D, Hc)
+        if n_high:
+            high_leverage.append((t, n_high, len(y), dof))
+        if not identified:
+            unidentified.append(t)
         rows.append(row)
+    for t, n_high, n, dof in high_leverage:
+        consequence = (
+            f"the pooled residual variance (n - rank = {dof} degrees of freedom) stands in "
+            "for theirs in the HC2 meat" if dof > 0
+            else "no residual degrees of freedom remain: lin_se is NaN"
+        )
+        warnings.warn(
+            f"Lin (HC2) at period {t}: {n_high} of {n} units have leverage h_ii >= 1 - "
+            f"{_HIGH_LEVERAGE:g} in the interacted regression on the baseline covariates "
+            "(e.g. a covariate level with a single unit in its arm); their residuals are 0 "
+            f"and say nothing of their variance, so {consequence}. Use fewer covariates or "
+            "merge rare levels for a reliable Lin column",
+            UserWarning,
+            stacklevel=3,
+        )
+    if unidentified:
+        warnings.warn(
+            f"Lin at periods {unidentified}: the treatment coefficient is not identified in "
+            "the interacted regression (a baseline covariate is constant within one arm, e.g. "
+            "a level present in one arm only); the aliased interaction columns are dropped in "
+            "column order, as R's lm does, which sets those interactions to zero",
+            UserWarning,
+            stacklevel=3,
+        )
     return pd.DataFrame(rows)
 
 
@@ -721,6 +827,12 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
     >>> est.summary()[["estimate", "std_err", "lin", "lin_se"]].shape
     (3, 4)
     """
+
+    # treatment is needed by every two-arm fit and score: requested by default, so that
+    # GridSearchCV, cross_validate and Pipeline route it with metadata routing enabled and
+    # no set_fit_request / set_score_request call
+    __metadata_request__fit = {"treatment": True}
+    __metadata_request__score = {"treatment": True}
 
     _parameter_constraints = {
         "n_time_varying": [Interval(Integral, 0, None, closed="left")],
@@ -1276,8 +1388,11 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
             Observed outcomes (float); NaN cells are skipped.
         treatment : array-like of shape (n_samples,) or (n_samples, n_periods), default=None
             Integer treatment codes: each unit is scored against the regime whose first code
-            matches its first treatment (the reference otherwise). ``None`` scores everyone
-            against :meth:`predict`.
+            matches its first treatment (the reference otherwise). Required after a fit with
+            treatment; ignored after a single-arm fit. Requested by default as metadata, so
+            that :class:`~sklearn.model_selection.GridSearchCV` and
+            :func:`~sklearn.model_selection.cross_validate` pass it when metadata routing is
+            enabled (``sklearn.set_config(enable_metadata_routing=True)``).
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the units.
 
@@ -1285,20 +1400,62 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         -------
         score : float
             Mean over periods of the R² of the observed outcomes.
+
+        Raises
+        ------
+        ValueError
+            If ``treatment`` is None after a fit with treatment (without metadata routing,
+            scikit-learn's searches call ``score(X, y)`` and cannot pass it), or ``y``,
+            ``treatment`` or ``sample_weight`` do not have one row per row of ``X``, or ``y``
+            does not have ``n_periods_`` columns.
         """
         check_is_fitted(self)
+        if treatment is None and not self.single_arm_:
+            raise ValueError(
+                "score needs treatment after a fit with treatment: each unit is scored against "
+                "the regime it follows; call score(X, y, treatment=...). In GridSearchCV or "
+                "cross_validate, enable metadata routing with "
+                "sklearn.set_config(enable_metadata_routing=True) (treatment is requested for "
+                "fit and score by default); without it scikit-learn calls score(X, y)"
+            )
+        Xv = validate_data(self, X, reset=False, dtype=np.float64)
+        _check_magnitude(Xv, "X")
+        n = Xv.shape[0]
         Y = check_array(y, ensure_2d=False, ensure_all_finite="allow-nan", dtype=np.float64,
                         input_name="y")
-        Y = Y.reshape(len(Y), -1)
-        if treatment is None or self.single_arm_:
-            pred = self.predict(X).reshape(len(Y), -1)
+        if Y.shape[0] != n:
+            raise ValueError(f"y has {Y.shape[0]} rows but X has {n}: one row per unit")
+        Y = Y.reshape(n, -1)
+        if Y.shape[1] != self.n_periods_:
+            raise ValueError(
+                f"y must have n_periods_={self.n_periods_} columns; got {Y.shape[1]}"
+            )
+        if self.single_arm_:
+            pred = self._predict_regime(Xv, 0)
         else:
-            both = self.predict_regimes(X)
             W = np.asarray(treatment)
+            if W.ndim == 0 or W.shape[0] != n:
+                raise ValueError(
+                    f"treatment has {1 if W.ndim == 0 else W.shape[0]} rows but X has {n}: one "
+                    "row per unit"
+                )
+            if W.ndim > 2 or (W.ndim == 2 and W.shape[1] not in (1, self.n_periods_)):
+                raise ValueError(
+                    f"treatment must have shape (n_samples,)=({n},) or (n_samples, n_periods)="
+                    f"({n}, {self.n_periods_}); got {W.shape}"
+                )
             first = W if W.ndim == 1 else W[:, 0]
             chosen = np.where(first == self.regimes_[0, 0], 0, 1)
-            pred = both[np.arange(len(Y)), chosen]
-        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+            both = np.stack([self._predict_regime(Xv, r) for r in range(2)], axis=1)
+            pred = both[np.arange(n), chosen]
+        sw = None
+        if sample_weight is not None:
+            sw = np.asarray(sample_weight, dtype=np.float64)
+            if sw.shape != (n,):
+                raise ValueError(
+                    f"sample_weight must have shape ({n},) (one weight per row of X); got "
+                    f"{sw.shape}"
+                )
         scores = []
         for t in range(Y.shape[1]):
             m = ~np.isnan(Y[:, t])

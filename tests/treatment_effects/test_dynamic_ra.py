@@ -1,5 +1,8 @@
 """LongitudinalRegressionAdjuster: identities, known answers, coverage, routing, bad input."""
 
+import re
+import warnings
+
 import joblib
 import numpy as np
 import pandas as pd
@@ -10,7 +13,7 @@ from scipy import stats
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import Ridge
-from sklearn.model_selection import KFold, cross_validate
+from sklearn.model_selection import GridSearchCV, KFold, cross_validate
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
@@ -190,17 +193,31 @@ def test_dropout_with_censoring_weights():
 
 
 def test_coverage_over_replications():
-    """Wald coverage and sup-t band coverage over replications (binomial tolerance)."""
-    n_reps, covered, band = 40, [], []
+    """Wald and sup-t coverage, bias and interval width over replications, both directions.
+
+    Over 40 replications the standardised errors ``z = (estimate - truth) / se`` of a correct
+    estimator have per-period mean ~ N(0, 1/40) (sd 0.158) and mean square ~ chi2_40 / 40,
+    whatever the correlation between periods. The bounds below fail a correct estimator with
+    probability < 0.5% each, and fail a bias of 1 SE (mean z ~ 1), intervals 1.5x too wide
+    (mean z^2 ~ 0.44) or 1.4x too narrow (mean z^2 ~ 2).
+    """
+    n_reps, covered, band, z = 40, [], [], []
     for rep in range(n_reps):
         X, y, w, truth = _linear("sequential", n=500, seed=100 + rep)
         est = LongitudinalRegressionAdjuster(3, n_mc=16, n_bootstrap=300, random_state=rep)
         est.fit(X, y, treatment=w)
         ci = est.conf_int()
+        np.testing.assert_allclose(ci[:, 1] - ci[:, 0], 2 * 1.959964 * est.effect_se_,
+                                   rtol=1e-6)
         covered.append((ci[:, 0] <= truth["effect"]) & (truth["effect"] <= ci[:, 1]))
         b = est.conf_int(kind="uniform")
         band.append(np.all((b[:, 0] <= truth["effect"]) & (truth["effect"] <= b[:, 1])))
-    covered = np.array(covered)
+        z.append((est.effect_ - truth["effect"]) / est.effect_se_)
+    covered, z = np.array(covered), np.array(z)
+    # bias: |mean z| <= 0.6 is 3.8 sd of N(0, 1/40) (all 4 periods: P < 6e-4)
+    assert np.all(np.abs(z.mean(axis=0)) <= 0.6), z.mean(axis=0)
+    # width: P(chi2_40 / 40 < 0.55) = 0.5%, P(chi2_40 / 40 > 1.7) = 0.4%
+    assert 0.55 <= np.mean(z**2) <= 1.7, (z**2).mean(axis=0)
     # mean over 4 correlated periods of 40 reps: sd <= sqrt(.95 * .05 / 40) = 0.034
     assert 0.85 <= covered.mean() <= 1.0, covered.mean(axis=0)
     # the band covers all periods jointly: binomial(40, 0.95) is below 33 with prob. < 0.1%
@@ -278,7 +295,10 @@ def test_predictions_and_score():
     # row-wise predictions: a subset gives the same rows
     np.testing.assert_allclose(est.predict(X[:7]), est.predict(X)[:7], rtol=1e-10)
     assert est.score(X, y, treatment=w) > 0.5
-    assert est.score(X, y, treatment=w) > est.score(X, y)  # own regime fits better
+    # own regime fits better than the reference regime for everyone
+    from sklearn.metrics import r2_score
+    reference = np.mean([r2_score(y[:, t], est.predict(X)[:, t]) for t in range(4)])
+    assert est.score(X, y, treatment=w) > reference + 0.05
 
 
 def test_flexible_nuisances_and_custom_transition():
@@ -364,7 +384,8 @@ def test_linear_gaussian_transition_huge_values_scaled_internally():
 
 def test_linear_gaussian_transition_too_few_samples_warns():
     H = np.random.default_rng(0).normal(size=(50, 3))
-    with pytest.warns(UserWarning, match=r"n_samples=1 is too few.*n_features \+ 2 = 5"):
+    with pytest.warns(UserWarning, match=r"n_samples=1 is too few.*3 features has 1 "
+                                         r"parameters.*no residual degrees of freedom"):
         kernel = LinearGaussianTransition().fit(H[:1], H[:1, :2])
     np.testing.assert_allclose(kernel.covariance_, 1e-8 * np.eye(2))
     assert np.all(np.isfinite(kernel.sample(H[:2], np.ones((2, 2)))))
@@ -419,6 +440,181 @@ def test_metadata_routing_through_pipeline_and_cross_validate():
                                 params={"treatment": w})
         assert np.all(np.isfinite(scores["test_score"]))
         assert np.all(scores["test_score"] > 0.3)
+
+
+def test_search_and_cross_validate_score_with_treatment_by_default():
+    # treatment is requested for fit and score by default: a search needs no set_*_request
+    X, y, w, _ = _linear("baseline", n=300)
+    est = LongitudinalRegressionAdjuster(3, n_mc=4, cv=3, random_state=0)
+    assert est.get_metadata_routing().fit.requests["treatment"] is True
+    assert est.get_metadata_routing().score.requests["treatment"] is True
+    grid = {"history_window": [0, None]}
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(est, grid, cv=KFold(3)).fit(X, y, treatment=w)
+        scores = search.cv_results_["mean_test_score"]
+        assert np.all(np.isfinite(scores)) and np.all(scores > 0.5), scores
+        # the search scored each unit against its own regime
+        train, test = next(KFold(3).split(X))
+        manual = clone(est).set_params(history_window=0).fit(X[train], y[train],
+                                                              treatment=w[train])
+        np.testing.assert_allclose(search.cv_results_["split0_test_score"][0],
+                                   manual.score(X[test], y[test], treatment=w[test]),
+                                   rtol=1e-10)
+        cv_scores = cross_validate(make_pipeline(StandardScaler(), clone(est)), X, y, cv=3,
+                                   params={"treatment": w})["test_score"]
+        assert np.all(np.isfinite(cv_scores)) and np.all(cv_scores > 0.5)
+    # without routing scikit-learn gives score no treatment: a clear error, not a wrong R2
+    fitted = clone(est).fit(X, y, treatment=w)
+    with pytest.raises(ValueError, match=r"score needs treatment.*enable_metadata_routing"):
+        fitted.score(X, y)
+    with pytest.raises(ValueError, match="score needs treatment"):
+        GridSearchCV(est, grid, cv=3, error_score="raise").fit(X, y, treatment=w)
+    # single-arm fits score without treatment
+    single = clone(est).fit(X, y)
+    assert np.isfinite(single.score(X, y))
+
+
+def test_score_checks_lengths():
+    X, y, w, _ = _linear("baseline", n=120)
+    est = LongitudinalRegressionAdjuster(3, n_mc=4, cv=2, random_state=0).fit(X, y, treatment=w)
+    with pytest.raises(ValueError, match=r"y has 115 rows but X has 120"):
+        est.score(X, y[:-5], treatment=w)
+    with pytest.raises(ValueError, match=r"treatment has 115 rows but X has 120"):
+        est.score(X, y, treatment=w[:-5])
+    with pytest.raises(ValueError, match=r"sample_weight must have shape \(120,\) .*got \(3,\)"):
+        est.score(X, y, treatment=w, sample_weight=np.ones(3))
+    with pytest.raises(ValueError, match=r"y must have n_periods_=4 columns; got 3"):
+        est.score(X, y[:, :3], treatment=w)
+    with pytest.raises(ValueError, match=r"treatment must have shape \(n_samples,\)"):
+        est.score(X, y, treatment=np.ones((120, 3), dtype=int))
+    np.testing.assert_allclose(est.score(X, y, treatment=w, sample_weight=np.ones(120)),
+                               est.score(X, y, treatment=w), rtol=1e-12)
+
+
+def _many_levels(seed, n=50, levels=45, noise=12.0):
+    """A 50-unit trial whose baseline is the one-hot code of a covariate with many levels."""
+    rng = np.random.default_rng(seed)
+    B = np.eye(levels)[rng.integers(0, levels, n)][:, 1:]
+    D = rng.permutation(np.r_[np.ones(n // 2), np.zeros(n - n // 2)]).astype(bool)
+    return B, D, noise * rng.normal(size=n) + 2.0 * D
+
+
+@pytest.mark.parametrize("seed", [1, 3])
+def test_lin_hc2_with_leverage_one_units(seed):
+    # Lin's estimate is linear in y: tau = c @ y, so with homoscedastic noise of sd 12 its
+    # exact standard deviation given the design is 12 * |c|, read off unit vectors
+    from sklearn_icml26.treatment_effects._dynamic_ra import _baselines
+
+    B, D, y = _many_levels(seed)
+    n = len(y)
+    on1, on0 = D[:, None], ~D[:, None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c = np.array([_baselines(B, np.eye(n)[:, [i]], on1, on0)["lin"][0] for i in range(n)])
+    exact = 12.0 * np.linalg.norm(c)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        table = _baselines(B, y[:, None], on1, on0)
+    messages = [str(r.message) for r in record]
+    assert all(r.category is UserWarning for r in record), messages
+    leverage = [re.match(r"Lin \(HC2\) at period 0: (\d+) of 50 units have leverage h_ii >= "
+                         r"1 - 1e-10", m) for m in messages]
+    counts = [int(m.group(1)) for m in leverage if m]
+    assert len(counts) == 1 and 25 <= counts[0] <= 40, messages
+    # some levels are present in one arm only: the coefficient needs the aliasing convention
+    assert sum("treatment coefficient is not identified" in m for m in messages) == 1
+    lin_se = table["lin_se"][0]
+    assert np.isfinite(lin_se) and 0.6 * exact <= lin_se <= 1.6 * exact, (lin_se, exact)
+    assert table["dim_se"][0] < lin_se  # 44 dummies on 50 units: Lin is noisier than DiM
+
+
+def test_lin_hc2_without_residual_degrees_of_freedom_is_nan():
+    from sklearn_icml26.treatment_effects._dynamic_ra import _baselines
+
+    B, D, y = _many_levels(0, n=24, levels=400)  # (almost) every unit has its own level
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        table = _baselines(B, y[:, None], D[:, None], ~D[:, None])
+    messages = [str(r.message) for r in record]
+    assert sum("no residual degrees of freedom remain: lin_se is NaN" in m
+               for m in messages) == 1, messages
+    assert np.isnan(table["lin_se"][0]) and np.isfinite(table["dim_se"][0])
+
+
+def _fitted_arrays(est, X):
+    arrays = {name: getattr(est, name) for name in (
+        "effect_", "effect_se_", "means_", "means_se_", "gformula_means_", "q0_",
+        "influence_")}
+    arrays["baselines"] = est.baselines_.drop(columns="period").to_numpy(dtype=float)
+    arrays["predict"] = est.predict_regimes(X)
+    return arrays
+
+
+@pytest.mark.parametrize("q_method", ["simulate", "regress"])
+def test_collinear_covariates_leave_every_estimate_unchanged(q_method):
+    X, y, w, _ = _linear("sequential", n=300)
+    rng = np.random.default_rng(1)
+    B = rng.normal(size=(300, 2))
+    dummies = np.eye(3)[rng.integers(0, 3, 300)]
+    plain = np.hstack([B, dummies[:, :2], X])
+    # a duplicated covariate, and one-hot dummies that sum to the intercept
+    collinear = np.hstack([B, B[:, :1], dummies, X])
+    est = LongitudinalRegressionAdjuster(3, q_method=q_method, n_mc=16, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no rank-deficiency warning leaks from statsmodels
+        a = clone(est).fit(plain, y, treatment=w)
+        b = clone(est).fit(collinear, y, treatment=w)
+    expected, got = _fitted_arrays(a, plain), _fitted_arrays(b, collinear)
+    for name in expected:
+        np.testing.assert_allclose(got[name], expected[name], rtol=0, atol=1e-10,
+                                   err_msg=name)
+
+
+def test_linear_gaussian_transition_dof_uses_the_rank():
+    rng = np.random.default_rng(0)
+    H = rng.normal(size=(30, 3))
+    S = H @ np.array([1.0, -1.0, 0.5]) + rng.normal(size=30)
+    a = LinearGaussianTransition().fit(H, S)
+    b = LinearGaussianTransition().fit(np.hstack([H, H[:, :1], H[:, :1] + H[:, 1:2]]), S)
+    np.testing.assert_allclose(b.covariance_, a.covariance_, rtol=1e-10)
+    resid = S - a.predict(H)
+    np.testing.assert_allclose(a.covariance_[0, 0], resid @ resid / (30 - 3 - 1), rtol=1e-10)
+
+
+class _WarningRegressor(RegressorMixin, BaseEstimator):
+    """Linear regression that warns at every fit (a stand-in for a non-converging model)."""
+
+    def fit(self, X, y):
+        warnings.warn(f"planted warning from a fit on {len(X)} rows", UserWarning,
+                      stacklevel=2)
+        self.model_ = Ridge(alpha=1e-8).fit(X, y)
+        return self
+
+    def predict(self, X):
+        return self.model_.predict(X)
+
+
+def test_n_jobs_shows_the_same_warnings():
+    X, y, w, _ = _linear("baseline", n=200)
+    est = LongitudinalRegressionAdjuster(3, outcome_model=_WarningRegressor(), n_mc=2, cv=2,
+                                         random_state=0)
+    seen = {}
+    for n_jobs in (1, 2):
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            fitted = clone(est).set_params(n_jobs=n_jobs).fit(X, y, treatment=w)
+        seen[n_jobs] = sorted(str(r.message) for r in record
+                              if "planted warning" in str(r.message))
+        seen[f"effect{n_jobs}"] = fitted.effect_
+    assert len(seen[1]) > 0
+    assert seen[2] == seen[1]
+    np.testing.assert_allclose(seen["effect2"], seen["effect1"], rtol=1e-12)
+    # the caller's filters decide, as with n_jobs=1
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", message="planted warning")
+        clone(est).set_params(n_jobs=2).fit(X, y, treatment=w)
+    assert not [r for r in record if "planted warning" in str(r.message)]
 
 
 def test_linear_case_agrees_with_lin_estimate(baseline_fit):
