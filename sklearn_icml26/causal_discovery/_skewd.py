@@ -8,12 +8,12 @@ the SkewD spec (``shared/specs/skewd.md``).
 """
 
 import itertools
+import re
 import time
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed
 from scipy.spatial.distance import pdist
 from sklearn.base import (
     BaseEstimator,
@@ -22,6 +22,7 @@ from sklearn.base import (
     _fit_context,
     clone,
 )
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV
 from sklearn.neighbors import KernelDensity
 from sklearn.utils import Bunch, check_random_state
@@ -29,6 +30,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils import progress_bar
+from ..utils._parallel import Parallel, delayed
 from ..utils._scaling import _pow2_scale, _robust_mean_std, _standardize
 from ._skewnormal import SkewNormalLSNMRegressor, _check_numeric
 
@@ -174,8 +176,10 @@ def _pc_cpdag(X, ci_test, ci_alpha):
         from causallearn.search.ConstraintBased.PC import pc
     except ImportError as exc:
         raise ImportError(
-            "skeleton='pc' needs causal-learn (pip install causal-learn, or the 'causal' extra "
-            "of sklearn_icml26); it is not installed. Use skeleton='complete' or pass cpdag."
+            "skeleton='pc' needs causal-learn, which is not installed: pip install "
+            "\"sklearn_icml26[causal]\" (or pip install causal-learn). Without it use "
+            "skeleton='complete' (orients the complete graph by likelihood) or pass a known "
+            "equivalence class with fit(X, cpdag=...)."
         ) from exc
     cg = pc(X, alpha=ci_alpha, indep_test=ci_test, stable=True, show_progress=False)
     G = np.asarray(cg.G.graph)
@@ -438,10 +442,14 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         Xs = _standardize(X, self.mean_, self.scale_)
         constant = np.ptp(X, axis=0) == 0
         if constant.any():
+            what = ("no direction is decided (direction_=0, score_=0.0, empty "
+                    "adjacency_matrix_)" if d == 2 else
+                    "they are left out of the skeleton search and the scores and returned as "
+                    "isolated nodes")
             warnings.warn(
-                f"X has constant variable(s) {np.flatnonzero(constant).tolist()}: they get no "
-                "edge (no direction can be decided for them).", UserWarning, stacklevel=2)
-        self._warn_ties(X, constant)
+                f"X has constant variable(s) {np.flatnonzero(constant).tolist()}: {what}.",
+                UserWarning, stacklevel=3)
+        self._warn_ties(X, constant, self._base_estimator(d, seed))
         if d == 2:
             if cpdag is not None:
                 warnings.warn("cpdag is ignored for two variables.", UserWarning, stacklevel=2)
@@ -451,17 +459,24 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         return self
 
     @staticmethod
-    def _warn_ties(X, constant):
+    def _warn_ties(X, constant, base):
         n = X.shape[0]
+        n_coef = None
+        if isinstance(base, SkewNormalLSNMRegressor):  # its discrete rule (see its Notes)
+            n_coef = base.n_knots_loc + base.degree - 1
         for j in range(X.shape[1]):
             if constant[j]:
                 continue
             n_unique = np.unique(X[:, j]).size
-            if n_unique <= n // 2:
+            linear = n_coef is not None and n_unique < min(n, n_coef)
+            if n_unique <= n // 2 or linear:
+                how = (f"as a cause it gets a piecewise-linear location with a knot at each "
+                       f"value (fewer values than the {n_coef} spline coefficients)"
+                       if linear else "it is treated as continuous")
                 warnings.warn(
                     f"Variable {j} has only {n_unique} distinct values among {n} samples (many "
-                    "ties, discrete?): it is treated as continuous and its scores are less "
-                    "reliable.", UserWarning, stacklevel=3)
+                    f"ties, discrete?): {how}, and its scores are less reliable.",
+                    UserWarning, stacklevel=4)
 
     def _fit_pair(self, Xs, constant, seed):
         base = self._base_estimator(2, seed)
@@ -471,16 +486,20 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
             self.loglik_forward_ = self.loglik_backward_ = 0.0
             self.hsic_forward_ = self.hsic_backward_ = 0.0
             self.scores_ = {"ll": 0.0, "it": 0.0}
-            self.score_, self.direction_ = 0.0, 1
+            if self.criterion == "ll-kde" or self.all_scores:
+                self.scores_["ll-kde"] = 0.0
+            self.score_, self.direction_ = 0.0, 0
             self.adjacency_matrix_ = np.zeros((2, 2), dtype=int)
             self.causal_order_ = np.array([0, 1])
             return
-        with warnings.catch_warnings():
-            if self.verbose == 0:
-                warnings.simplefilter("ignore", UserWarning)
-            fwd, bwd = Parallel(n_jobs=self.n_jobs)(
-                delayed(_fit_regressor)(base, Xs[:, [a]], Xs[:, b]) for a, b in ((0, 1), (1, 0))
-            )
+        # each fit records its warnings; they are issued here, naming the direction
+        (fwd, rec_f), (bwd, rec_b) = Parallel(n_jobs=self.n_jobs)(
+            delayed(_recorded)(_fit_regressor, base, Xs[:, [a]], Xs[:, b])
+            for a, b in ((0, 1), (1, 0))
+        )
+        for context, records in (("model 0 -> 1", rec_f), ("model 1 -> 0", rec_b)):
+            for category, message in self._kept(records):
+                warnings.warn(f"SkewD ({context}): {message}", category, stacklevel=4)
         self.estimators_ = {"forward": fwd, "backward": bwd}
         self.loglik_forward_ = float(fwd.log_likelihood(Xs[:, [0]], x1))
         self.loglik_backward_ = float(bwd.log_likelihood(Xs[:, [1]], x0))
@@ -503,10 +522,42 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
             self.adjacency_matrix_ = np.zeros((2, 2), dtype=int)
             self.causal_order_ = np.array([0, 1])
             return
-        self.direction_ = 1 if self.score_ >= 0 else -1
+        if self.score_ == 0.0:
+            warnings.warn(
+                f"SkewD: the {self.criterion!r} score is exactly 0 (both directions fit "
+                "equally well); no direction is decided (direction_=0, empty "
+                "adjacency_matrix_).", UserWarning, stacklevel=4)
+            self.direction_ = 0
+            self.adjacency_matrix_ = np.zeros((2, 2), dtype=int)
+            self.causal_order_ = np.array([0, 1])
+            return
+        self.direction_ = 1 if self.score_ > 0 else -1
         fwd_dir = self.direction_ == 1
         self.adjacency_matrix_ = np.array([[0, 0], [1, 0]] if fwd_dir else [[0, 1], [0, 0]])
         self.causal_order_ = np.array([0, 1] if fwd_dir else [1, 0])
+
+    def _kept(self, records):
+        """The recorded regressor warnings worth showing (not those the discoverer gave)."""
+        if self.verbose:
+            return records
+        return [(c, m) for c, m in records
+                if not (issubclass(c, UserWarning) and not issubclass(c, ConvergenceWarning)
+                        and _DUPLICATE.search(m))]
+
+    @staticmethod
+    def _issue_node_warnings(caught, n_fits):
+        """One warning per category for the node fits, counting them and naming the first."""
+        by_category = {}
+        for (j, parents), records in caught.items():
+            for category, message in records:
+                by_category.setdefault(category, []).append((j, parents, message))
+        for category, items in by_category.items():
+            j, parents, message = items[0]
+            keys = {(jj, pp) for jj, pp, _ in items}
+            given = f"given {list(parents)}" if parents else "as a root"
+            warnings.warn(
+                f"SkewD: {len(keys)} of {n_fits} node fits raised {category.__name__}; the "
+                f"first (node {j} {given}): {message}", category, stacklevel=5)
 
     # --- more than two variables ---------------------------------------------------------
     def _check_cpdag(self, cpdag, d):
@@ -527,10 +578,14 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
 
     def _fit_graph(self, Xs, constant, seed, cpdag):
         d = Xs.shape[1]
+        keep = np.flatnonzero(~constant)
         if cpdag is not None:
             C = self._check_cpdag(cpdag, d)
         elif self.skeleton == "pc":
-            C = _pc_cpdag(Xs, self.ci_test, self.ci_alpha)
+            # constant columns give the tests NaN p-values: PC runs on the others only
+            C = np.zeros((d, d), dtype=int)
+            if keep.size >= 2:
+                C[np.ix_(keep, keep)] = _pc_cpdag(Xs[:, keep], self.ci_test, self.ci_alpha)
         else:
             C = 1 - np.eye(d, dtype=int)
         C[constant, :] = 0
@@ -540,7 +595,7 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         undirected = [(i, j) for i in range(d) for j in range(i + 1, d) if C[i, j] and C[j, i]]
         target_v = _v_structures(directed, C)
         base = self._base_estimator(d, seed)
-        cache = {}
+        cache, caught = {}, {}
 
         def build(orient):
             B = directed.copy()
@@ -557,56 +612,61 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
             return not self.restrict_to_mec or _v_structures(B) <= target_v
 
         def ensure(keys):
-            todo = [k for k in dict.fromkeys(keys) if k not in cache]
+            todo = [k for k in dict.fromkeys(keys) if k not in cache and not constant[k[0]]]
             fitted = Parallel(n_jobs=self.n_jobs)(
-                delayed(_node_score)(base, Xs, j, P, self.root_density, self.kde_bandwidth,
-                                     seed)
+                delayed(_recorded)(_node_score, base, Xs, j, P, self.root_density,
+                                   self.kde_bandwidth, seed)
                 for j, P in todo
             )
-            cache.update(zip(todo, fitted, strict=True))
+            for key, (value, records) in zip(todo, fitted, strict=True):
+                cache[key] = value
+                records = self._kept(records)
+                if records:
+                    caught[key] = records
 
         def keys_of(B):
-            return [(j, tuple(np.flatnonzero(B[j]).tolist())) for j in range(d)]
+            # a constant variable is an isolated root with a degenerate density: it adds the
+            # same term to every candidate, so it is left out of the totals
+            return [(j, tuple(np.flatnonzero(B[j]).tolist())) for j in keep]
 
         def total(B):
             return float(sum(cache[k][0] for k in keys_of(B)))
 
-        with warnings.catch_warnings():
-            if self.verbose == 0:
-                warnings.simplefilter("ignore", UserWarning)
-            if len(undirected) <= self.max_undirected_edges:
-                cands = [B for orient in itertools.product((1, 0), repeat=len(undirected))
-                         if admissible(B := build(orient))]
-                ensure([k for B in cands for k in keys_of(B)])
-                scores = np.array([total(B) for B in cands])
-                self.search_ = "exhaustive"
-            else:
-                order = _topological_order(directed)
-                pos = {j: p for p, j in enumerate(order)}
-                orient = [1 if pos[i] < pos[j] else 0 for i, j in undirected]
-                current = build(orient)
-                ensure(keys_of(current))
-                cands, scores = [current], [total(current)]
-                while True:
-                    trial = []
-                    for e in range(len(undirected)):
-                        o = list(orient)
-                        o[e] = 1 - o[e]
-                        B = build(o)
-                        if admissible(B):
-                            trial.append((o, B))
-                    ensure([k for _, B in trial for k in keys_of(B)])
-                    if not trial:
-                        break
-                    values = [total(B) for _, B in trial]
-                    cands += [B for _, B in trial]
-                    scores += values
-                    k = int(np.argmax(values))
-                    if values[k] <= total(current):
-                        break
-                    orient, current = trial[k]
-                scores = np.array(scores)
-                self.search_ = "greedy"
+        # the node fits record their warnings (issued below, one per category)
+        if len(undirected) <= self.max_undirected_edges:
+            cands = [B for orient in itertools.product((1, 0), repeat=len(undirected))
+                     if admissible(B := build(orient))]
+            ensure([k for B in cands for k in keys_of(B)])
+            scores = np.array([total(B) for B in cands])
+            self.search_ = "exhaustive"
+        else:
+            order = _topological_order(directed)
+            pos = {j: p for p, j in enumerate(order)}
+            orient = [1 if pos[i] < pos[j] else 0 for i, j in undirected]
+            current = build(orient)
+            ensure(keys_of(current))
+            cands, scores = [current], [total(current)]
+            while True:
+                trial = []
+                for e in range(len(undirected)):
+                    o = list(orient)
+                    o[e] = 1 - o[e]
+                    B = build(o)
+                    if admissible(B):
+                        trial.append((o, B))
+                ensure([k for _, B in trial for k in keys_of(B)])
+                if not trial:
+                    break
+                values = [total(B) for _, B in trial]
+                cands += [B for _, B in trial]
+                scores += values
+                k = int(np.argmax(values))
+                if values[k] <= total(current):
+                    break
+                orient, current = trial[k]
+            scores = np.array(scores)
+            self.search_ = "greedy"
+        self._issue_node_warnings(caught, len(cache))
         finite = np.isfinite(scores)
         if not finite.any():
             raise ValueError(
@@ -662,6 +722,20 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
                 est = self.estimators_[j]
             out[:, j] = est.residuals(Xs[:, parents], Xs[:, j])
         return out
+
+
+# the regressors' warnings that repeat what the discoverer says about its variables (constant
+# variables, ties): dropped unless verbose; everything else, ConvergenceWarning (a UserWarning
+# subclass) first, reaches the caller
+_DUPLICATE = re.compile(r"X has constant feature|X column .* has only \d+ distinct values")
+
+
+def _recorded(function, *args):
+    """``function(*args)`` and the (category, message) of every warning it raised."""
+    with warnings.catch_warnings(record=True) as records:
+        warnings.simplefilter("always")
+        value = function(*args)
+    return value, [(r.category, str(r.message)) for r in records]
 
 
 def _fit_regressor(base, X, y):

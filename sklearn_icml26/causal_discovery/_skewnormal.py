@@ -13,7 +13,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed
+from scipy.linalg import block_diag
 from scipy.optimize import minimize
 from scipy.special import log_ndtr
 from scipy.stats import skew
@@ -26,6 +26,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from ..utils._parallel import Parallel, delayed
 from ..utils._scaling import _robust_mean_std, _standardize
 
 __all__ = ["SkewNormalLSNMRegressor"]
@@ -94,14 +95,6 @@ def _second_difference_penalty(k):
     """``D₂ᵀD₂`` for ``k`` coefficients (second differences)."""
     D = np.diff(np.eye(k), n=2, axis=0)
     return D.T @ D
-
-
-def _block_diag(block, n_blocks):
-    k = block.shape[0]
-    out = np.zeros((k * n_blocks, k * n_blocks))
-    for b in range(n_blocks):
-        out[b * k:(b + 1) * k, b * k:(b + 1) * k] = block
-    return out
 
 
 def _shape_from_skewness(gamma):
@@ -435,7 +428,9 @@ def _cmaes_start(problem, theta, random_state, n_generations=200):
         from cmaes import CMA
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(
-            "solver='cmaes' needs the 'cmaes' package (pip install cmaes); it is not installed."
+            "solver='cmaes' needs the 'cmaes' package, which is not installed: pip install "
+            "\"sklearn_icml26[causal]\" (or pip install cmaes). Without it use "
+            "solver='ecm+newton' (the default)."
         ) from exc
     bounds = np.array([(-50.0, 50.0) if lo is None else (lo, hi)
                        for lo, hi in problem.bounds()])
@@ -473,7 +468,9 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
     ----------
     n_knots_loc : int, default=12
         Number of knots of the location spline of each feature (``n_knots_loc + degree - 1``
-        coefficients per feature).
+        coefficients per feature).  A discrete feature (ties, and fewer distinct values than
+        coefficients) gets a piecewise-linear spline with a knot at every distinct value
+        instead, with a warning (see Notes).
     n_knots_scale : int, default=5
         Number of knots of the log-scale spline of each feature.
     degree : int, default=3
@@ -525,10 +522,13 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
 
     Attributes
     ----------
-    coef_loc_ : ndarray of shape (n_features * (n_knots_loc + degree - 1),)
-        Location spline coefficients (standardised scale), one block per feature.
-    coef_scale_ : ndarray of shape (n_features * (n_knots_scale + degree - 1),)
-        Coefficients of ``log g²`` (standardised scale).
+    coef_loc_ : ndarray of shape (n_coef_loc,)
+        Location spline coefficients (standardised scale), one block per feature:
+        ``n_knots_loc + degree - 1`` coefficients, or one per distinct value for a discrete
+        feature (``splines_loc_[j].n_features_out_`` in general).
+    coef_scale_ : ndarray of shape (n_coef_scale,)
+        Coefficients of ``log g²`` (standardised scale), one block per feature
+        (``splines_scale_[j].n_features_out_`` each).
     shape_ : float
         Fitted skew-normal shape ``λ`` (0 with ``noise="gaussian"``).
     noise_skewness_ : float
@@ -576,6 +576,15 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
     :meth:`log_likelihood_samples` gives ``log p(y | x)`` per sample (the conditional
     density needs ``y``, so it is not named ``score_samples``, which scikit-learn reserves for
     densities of ``X`` alone). ``score`` is the R² of ``predict``.
+
+    A feature with ties and fewer distinct values than its location spline has coefficients
+    (``n_knots_loc + degree - 1``, 14 by default) is treated as discrete, with a
+    ``UserWarning`` naming the column: its location spline (and its log-scale spline, when the
+    values are also fewer than ``n_knots_scale + degree - 1``) becomes a degree-1 spline with a
+    knot at every distinct value. This deviates from the cubic spline of the paper: with a
+    cubic basis the fit between the values is not identified by the data and, with a small
+    penalty, swings far beyond the fits at the neighbouring values; piecewise linear, the
+    location between two values lies between the locations fitted at them.
 
     References
     ----------
@@ -664,9 +673,12 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
         return N, Z
 
     def _problem(self, N, Z, y, alpha, kappa):
-        p = self.n_features_in_
-        K = _block_diag(_second_difference_penalty(self.n_knots_loc + self.degree - 1), p)
-        M = _block_diag(_second_difference_penalty(self.n_knots_scale + self.degree - 1), p)
+        # one second-difference block per feature, of that feature's basis size (a discrete
+        # feature has one coefficient per distinct value)
+        K = block_diag(*[_second_difference_penalty(sp.n_features_out_)
+                         for sp in self.splines_loc_])
+        M = block_diag(*[_second_difference_penalty(sp.n_features_out_)
+                         for sp in self.splines_scale_])
         return _SNProblem(N, Z, y, K, M, alpha, kappa, fit_shape=self.noise == "skew-normal")
 
     def _starts(self, problem):
@@ -728,17 +740,7 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
             )
         rng = check_random_state(self.random_state)
         self._set_scaling(X, y)
-        self.splines_loc_, self.splines_scale_ = [], []
-        Xs = _standardize(X, self.x_mean_, self.x_scale_)
-        Xs[:, self.constant_features_] = 0.0
-        for j in range(self.n_features_in_):
-            col = Xs[:, [j]]
-            if self.constant_features_[j]:
-                col = np.array([[-1.0], [1.0]])
-            self.splines_loc_.append(SplineTransformer(
-                n_knots=self.n_knots_loc, degree=self.degree, extrapolation="linear").fit(col))
-            self.splines_scale_.append(SplineTransformer(
-                n_knots=self.n_knots_scale, degree=self.degree, extrapolation="linear").fit(col))
+        self._set_splines(X)
         N, Z = self._design(X)
         ys = _standardize(y, self.y_mean_, self.y_scale_)
 
@@ -806,6 +808,48 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
                 " they get no spline block (their contribution is a constant).",
                 UserWarning, stacklevel=3,
             )
+
+    def _set_splines(self, X):
+        """One location and one log-scale basis per feature.
+
+        A feature with ties and fewer distinct values than a basis has coefficients gets, for
+        that basis, a degree-1 spline with a knot at every distinct value (one coefficient per
+        value): the cubic spline would be unidentified between the values and, with a small
+        penalty, free to swing far beyond the neighbouring values' fits.
+        """
+        n = X.shape[0]
+        Xs = _standardize(X, self.x_mean_, self.x_scale_)
+        Xs[:, self.constant_features_] = 0.0
+        names = getattr(self, "feature_names_in_", None)
+        self.splines_loc_, self.splines_scale_ = [], []
+        n_loc = self.n_knots_loc + self.degree - 1
+        n_scale = self.n_knots_scale + self.degree - 1
+        for j in range(self.n_features_in_):
+            col = Xs[:, [j]]
+            if self.constant_features_[j]:
+                col = np.array([[-1.0], [1.0]])
+            values = np.unique(col)
+            discrete = values.size < n and not self.constant_features_[j]
+            bases = []
+            for n_knots, n_coef in ((self.n_knots_loc, n_loc), (self.n_knots_scale, n_scale)):
+                if discrete and values.size < n_coef:
+                    sp = SplineTransformer(knots=values[:, None], degree=1,
+                                           extrapolation="linear")
+                else:
+                    sp = SplineTransformer(n_knots=n_knots, degree=self.degree,
+                                           extrapolation="linear")
+                bases.append(sp.fit(col))
+            self.splines_loc_.append(bases[0])
+            self.splines_scale_.append(bases[1])
+            if discrete and values.size < n_loc:
+                label = repr(str(names[j])) if names is not None else str(j)
+                warnings.warn(
+                    f"X column {label} has only {values.size} distinct values, fewer than the "
+                    f"{n_loc} coefficients of its location spline (n_knots_loc="
+                    f"{self.n_knots_loc}, degree={self.degree}): its location"
+                    + (" and log-scale are" if values.size < n_scale else " is")
+                    + " fitted piecewise linear with a knot at every distinct value (between "
+                    "two values the fit stays between theirs).", UserWarning, stacklevel=4)
 
     def _warn_convergence(self, info, solver):
         problems = []
@@ -895,8 +939,9 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
             from skopt import gp_minimize
         except ImportError as exc:
             raise ImportError(
-                "penalty_search='bayes' needs scikit-optimize (pip install scikit-optimize); "
-                "it is not installed. Use penalty_search='tic' (default) or 'cv'."
+                "penalty_search='bayes' needs scikit-optimize, which is not installed: pip "
+                "install \"sklearn_icml26[causal]\" (or pip install scikit-optimize). Without "
+                "it use penalty_search='tic' (the default) or 'cv'."
             ) from exc
         n = y.shape[0]
         folds = list(KFold(self.cv, shuffle=True, random_state=rng.randint(2**31 - 1))

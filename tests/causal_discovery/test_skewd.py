@@ -5,6 +5,9 @@ Spec: shared/specs/skewd.md, section 6.
 
 import warnings
 
+import hypothesis
+import hypothesis.extra.numpy as hnp
+import hypothesis.strategies as st
 import numpy as np
 import pytest
 from conftest import require_data
@@ -163,18 +166,29 @@ def test_penalty_search_selects_from_the_grid(search):
     assert not (np.log(reg.alpha_) == 4 and np.log(reg.kappa_) == 4)
 
 
-def test_bayes_search_needs_scikit_optimize_or_runs():
+def test_bayes_search_runs_and_keeps_the_best_point():
+    pytest.importorskip("skopt")
     X, y = _recovery_data(0, 3.0, n=100)
     reg = SkewNormalLSNMRegressor(penalty_search="bayes", n_calls=4, n_initial_points=3, cv=2,
-                                  n_restarts=0, random_state=0)
-    try:
-        import skopt  # noqa: F401
-    except ImportError:
-        with pytest.raises(ImportError, match="scikit-optimize"):
-            reg.fit(X, y)
-    else:
-        reg.fit(X, y)
-        assert reg.search_results_["score"].shape == (4,)
+                                  n_restarts=0, random_state=0).fit(X, y)
+    res = reg.search_results_
+    assert res["score"].shape == (4,) and np.all(np.isfinite(res["score"]))
+    assert np.all(np.abs(res["log_alpha"]) <= 4) and np.all(np.abs(res["log_kappa"]) <= 4)
+    best = int(np.argmax(res["score"]))
+    assert np.log(reg.alpha_) == pytest.approx(res["log_alpha"][best])
+    assert np.log(reg.kappa_) == pytest.approx(res["log_kappa"][best])
+    again = clone(reg).fit(X, y)
+    np.testing.assert_array_equal(again.search_results_["score"], res["score"])
+
+
+def test_cmaes_solver_reaches_the_ecm_newton_optimum():
+    pytest.importorskip("cmaes")
+    X, y = _recovery_data(1, -3.0, n=150)
+    ref = SkewNormalLSNMRegressor(**FAST, random_state=0).fit(X, y)
+    reg = SkewNormalLSNMRegressor(**FAST, solver="cmaes", random_state=0).fit(X, y)
+    assert reg.penalized_nll_ <= ref.penalized_nll_ + 1e-6 * abs(ref.penalized_nll_)
+    assert reg.converged_ and reg.shape_ == pytest.approx(ref.shape_, abs=0.05)
+    np.testing.assert_allclose(reg.predict(X[:20]), ref.predict(X[:20]), atol=1e-3)
 
 
 def test_regressor_constant_feature_and_constant_target():
@@ -366,18 +380,17 @@ def test_greedy_search_above_the_edge_limit():
     assert disc.n_candidates_ == disc.graph_scores_.shape[0]
 
 
-def test_pc_skeleton_needs_causal_learn_or_runs():
-    X, _ = make_skewed_lsnm_dag(200, 3, 2, random_state=0)
-    disc = SkewDCausalDiscoverer(ci_test="fisherz", random_state=0,
-                                 estimator={"penalty_search": "none", "n_restarts": 0})
-    try:
-        import causallearn  # noqa: F401
-    except ImportError:
-        with pytest.raises(ImportError, match="causal-learn"):
-            disc.fit(X)
-    else:
-        disc.fit(X)
-        assert disc.cpdag_.shape == (3, 3)
+@pytest.mark.parametrize("random_state", [1, 2])
+def test_pc_skeleton_finds_the_chain_and_skewd_orients_it(random_state):
+    pytest.importorskip("causallearn")
+    X, B = make_skewed_lsnm_dag(300, 3, 2, random_state=random_state)
+    disc = SkewDCausalDiscoverer(ci_test="fisherz", root_density="gaussian", random_state=0,
+                                 estimator={"penalty_search": "none", "n_restarts": 0}).fit(X)
+    # seed 1: a collider (compelled by PC); seed 2: a chain (two undirected edges, oriented
+    # by the likelihood); in both PC drops the edge between the non-adjacent pair
+    np.testing.assert_array_equal(disc.cpdag_, _dag_to_cpdag(B))
+    np.testing.assert_array_equal(disc.adjacency_matrix_, B)
+    assert disc.n_candidates_ == {1: 1, 2: 3}[random_state]
 
 
 def test_discoverer_bad_input():
@@ -597,3 +610,187 @@ def test_discoverer_names_the_non_numeric_dataframe_column():
             SkewDCausalDiscoverer().fit(df)
     with pytest.raises(ValueError, match=r"X must be numeric.*<U"):
         SkewDCausalDiscoverer().fit(np.full((10, 2), "a"))
+
+
+# --------------------------------------------------------------------------------------------
+# issue 13: discrete causes, constant variables, optional dependencies, warnings across n_jobs
+# --------------------------------------------------------------------------------------------
+def _discrete_data(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 4, n).astype(float)
+    return x, x + 0.3 * rng.normal(size=n)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1e-8, 1.0])
+def test_regressor_discrete_feature_stays_between_the_values_means(alpha):
+    # 4 distinct values, 14 location coefficients: with a tiny penalty the cubic spline was
+    # free between the values (f(0.5) = 1.54 with neighbouring means -0.10 and 1.03)
+    x, y = _discrete_data()
+    with pytest.warns(UserWarning, match=r"X column 0 has only 4 distinct values"):
+        reg = SkewNormalLSNMRegressor(penalty_search="none", alpha=alpha,
+                                      random_state=0).fit(x[:, None], y)
+    means = np.array([y[x == v].mean() for v in range(4)])
+    np.testing.assert_allclose(reg.predict(np.arange(4.0)[:, None]), means, atol=0.02)
+    for v in range(3):
+        mid = reg.predict(np.linspace(v, v + 1, 11)[1:-1, None])
+        lo, hi = sorted(means[v:v + 2])
+        assert np.all(mid >= lo - 0.02) and np.all(mid <= hi + 0.02), (v, mid, means)
+    assert reg.coef_loc_.shape == (4,)
+
+
+def test_regressor_discrete_warning_names_the_dataframe_column():
+    pd = pytest.importorskip("pandas")
+    x, y = _discrete_data()
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"age": rng.normal(size=x.size), "dose": x})
+    with pytest.warns(UserWarning, match=r"X column 'dose' has only 4 distinct values") as rec:
+        reg = SkewNormalLSNMRegressor(**FAST).fit(df, y)
+    assert not any("'age'" in str(w.message) for w in rec)
+    # the continuous column keeps its 14 coefficients, the discrete one gets one per value
+    assert reg.coef_loc_.shape == (14 + 4,)
+
+
+def test_regressor_discrete_feature_with_many_values_keeps_the_cubic_basis():
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 30, 300).astype(float)  # 30 values > 14 coefficients: no warning
+    y = np.sin(x / 5) + 0.2 * rng.normal(size=300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        reg = SkewNormalLSNMRegressor(**FAST).fit(x[:, None], y)
+    assert reg.coef_loc_.shape == (14,)
+
+
+def _half_normal_pair(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, n)
+    return np.column_stack([x, x + 0.2 * np.abs(rng.normal(size=n))])
+
+
+def test_ll_criterion_keeps_the_convergence_warnings():
+    # SkewD silenced every UserWarning of its regressors, ConvergenceWarning included
+    X = _half_normal_pair()
+    with pytest.warns(ConvergenceWarning, match="shape is on its bound"):
+        SkewDCausalDiscoverer(criterion="ll", estimator=FAST, random_state=0).fit(X)
+
+
+def _warnings_of(fit):
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        fit()
+    return sorted((w.category.__name__, str(w.message)) for w in rec)
+
+
+def test_two_jobs_show_the_caller_the_same_warnings_as_one():
+    X = _half_normal_pair()
+    rng = np.random.default_rng(0)
+    X3 = np.column_stack([X, X[:, 1] + 0.1 * np.abs(rng.normal(size=X.shape[0]))])
+    fits = {
+        "pair": lambda n_jobs: SkewDCausalDiscoverer(
+            criterion="ll", estimator=FAST, random_state=0, n_jobs=n_jobs).fit(X),
+        "graph": lambda n_jobs: SkewDCausalDiscoverer(
+            skeleton="complete", root_density="gaussian", estimator=FAST, random_state=0,
+            n_jobs=n_jobs).fit(X3),
+        "regressor": lambda n_jobs: SkewNormalLSNMRegressor(
+            penalty_search="cv", cv=2, penalty_grid=(-2, 2), n_restarts=2, random_state=0,
+            n_jobs=n_jobs).fit(X[:, :1], X[:, 1]),
+    }
+    for name, fit in fits.items():
+        one = _warnings_of(lambda f=fit: f(1))
+        two = _warnings_of(lambda f=fit: f(2))
+        assert one == two, name
+        if name != "regressor":
+            assert any(c == "ConvergenceWarning" for c, _ in one), name
+
+
+def test_constant_variable_of_a_pair_gives_no_decision():
+    X, _ = make_skewed_lsnm_pair(200, random_state=0)
+    for j in (0, 1):
+        Xc = X.copy()
+        Xc[:, j] = 1.0
+        with pytest.warns(UserWarning, match=rf"constant variable\(s\) \[{j}\].*direction_=0"):
+            disc = SkewDCausalDiscoverer(estimator=FAST).fit(Xc)
+        assert disc.direction_ == 0 and disc.score_ == 0.0
+        np.testing.assert_array_equal(disc.adjacency_matrix_, np.zeros((2, 2)))
+
+
+@pytest.mark.parametrize("skeleton", ["pc", "complete"])
+def test_constant_column_is_an_isolated_node_without_nan_tests(skeleton):
+    pytest.importorskip("causallearn")
+    X3, B = make_skewed_lsnm_dag(200, 3, 2, random_state=0)
+    X4 = np.column_stack([X3[:, :2], np.full(200, 2.0), X3[:, 2]])  # constant column 2
+    kw = dict(skeleton=skeleton, ci_test="fisherz", root_density="gaussian", estimator=FAST,
+              random_state=0)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        disc = SkewDCausalDiscoverer(**kw).fit(X4)
+    messages = [(w.category, str(w.message)) for w in rec
+                if not issubclass(w.category, ConvergenceWarning)]  # node fits may warn
+    assert len(messages) == 1 and "constant variable(s) [2]" in messages[0][1], messages
+    keep = [0, 1, 3]
+    ref = SkewDCausalDiscoverer(**kw).fit(X3)
+    assert disc.cpdag_[2].sum() == disc.cpdag_[:, 2].sum() == 0
+    assert disc.adjacency_matrix_[2].sum() == disc.adjacency_matrix_[:, 2].sum() == 0
+    np.testing.assert_array_equal(disc.cpdag_[np.ix_(keep, keep)], ref.cpdag_)
+    np.testing.assert_array_equal(disc.adjacency_matrix_[np.ix_(keep, keep)],
+                                  ref.adjacency_matrix_)
+    assert disc.score_ == pytest.approx(ref.score_, rel=1e-10)
+    assert sorted(disc.causal_order_) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("module, fit, extra", [
+    ("causallearn.search.ConstraintBased.PC",
+     lambda: SkewDCausalDiscoverer(estimator=FAST).fit(
+         make_skewed_lsnm_dag(60, 3, 2, random_state=0)[0]),
+     r"skeleton='pc' needs causal-learn.*pip install \"sklearn_icml26\[causal\]\".*"
+     r"skeleton='complete'"),
+    ("skopt", lambda: SkewNormalLSNMRegressor(penalty_search="bayes", n_restarts=0).fit(
+        *_recovery_data(0, 3.0, n=60)),
+     r"scikit-optimize.*pip install \"sklearn_icml26\[causal\]\".*penalty_search='tic'"),
+    ("cmaes", lambda: SkewNormalLSNMRegressor(**FAST, solver="cmaes").fit(
+        *_recovery_data(0, 3.0, n=60)),
+     r"'cmaes' package.*pip install \"sklearn_icml26\[causal\]\".*solver='ecm\+newton'"),
+])
+def test_missing_optional_package_names_the_extra(monkeypatch, module, fit, extra):
+    import sys
+
+    monkeypatch.setitem(sys.modules, module, None)  # the import now fails
+    with pytest.raises(ImportError, match=extra):
+        fit()
+
+
+# --- property: swapping the columns flips the decision ------------------------------------
+_SWAP_SETTINGS = dict(max_examples=8, deadline=None, derandomize=True)
+
+
+def _swapped_fits(X, criterion):
+    est = SkewDCausalDiscoverer(criterion=criterion, estimator=FAST, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ties, convergence on arbitrary inputs
+        return clone(est).fit(X), clone(est).fit(X[:, ::-1])
+
+
+def _assert_flipped(a, b):
+    assert b.direction_ == -a.direction_
+    if np.isfinite(a.score_):
+        assert b.score_ == pytest.approx(-a.score_, rel=1e-9, abs=1e-9)
+    np.testing.assert_array_equal(b.adjacency_matrix_, a.adjacency_matrix_[::-1, ::-1])
+
+
+@hypothesis.settings(**_SWAP_SETTINGS)
+@hypothesis.given(seed=st.integers(0, 10_000), n=st.integers(30, 120),
+                  model=st.sampled_from(["AN", "LS"]), criterion=st.sampled_from(["it", "ll"]))
+def test_swapping_the_columns_of_an_lsnm_pair_flips_the_decision(seed, n, model, criterion):
+    X, _ = make_skewed_lsnm_pair(n, model=model, random_state=seed)
+    _assert_flipped(*_swapped_fits(X, criterion))
+
+
+@hypothesis.settings(**_SWAP_SETTINGS)
+@hypothesis.example(X=np.column_stack([np.arange(8.0) ** 2] * 2), criterion="ll")  # same column
+@hypothesis.example(X=np.column_stack([np.arange(8.0), np.ones(8)]), criterion="it")  # constant
+@hypothesis.given(X=hnp.arrays(np.float64, st.tuples(st.integers(5, 20), st.just(2)),
+                               elements=st.floats(-1e6, 1e6, allow_subnormal=False)),
+                  criterion=st.sampled_from(["it", "ll"]))
+def test_swapping_the_columns_of_small_inputs_flips_the_decision(X, criterion):
+    # ties, constant columns and identical columns included: those give direction_ 0 both ways
+    _assert_flipped(*_swapped_fits(X, criterion))
