@@ -729,7 +729,8 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
     n_bootstrap : int, default=1000
         Multiplier-bootstrap draws for bootstrap intervals and the uniform band.
     n_jobs : int or None, default=None
-        Parallel jobs over (regime, fold) pairs (joblib); ``None`` means 1.
+        Parallel jobs over (regime, fold) pairs (joblib); ``None`` means 1. The workers'
+        warnings are issued again in the caller, so every ``n_jobs`` shows the same ones.
     random_state : int, RandomState instance or None, default=None
         Seeds folds, particles, the prediction noise and bootstrap draws (through
         :class:`numpy.random.SeedSequence` children). Pass an int for reproducible output.
@@ -803,6 +804,16 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
     ``y`` (or its IPCW-augmented version under dropout). Standard errors have no small-sample
     correction (HC2 has); the fold split moves small-trial estimates by a fraction of an SE:
     report ``random_state``.
+
+    Lin's column of :meth:`summary` regresses ``y`` on ``[1, D, B_c, D * B_c]`` (``B_c`` the
+    centred baseline covariates) with aliased columns dropped in column order, as R's ``lm``
+    does: a duplicated covariate or dummies summing to the intercept change nothing. Two
+    documented deviations from plain HC2: units with leverage ``h_ii >= 1 - 1e-10`` (e.g.
+    the only unit of a covariate level in its arm) have zero residuals, so the pooled
+    residual variance ``RSS / (n - rank)`` stands in for their ``e_i^2 / (1 - h_ii)`` (with
+    a warning that counts them; ``lin_se`` is NaN when no residual degrees of freedom
+    remain), and a treatment coefficient that is not identified in the full design (a
+    covariate constant within one arm) is reported with that convention and a warning.
 
     References
     ----------
@@ -1061,7 +1072,9 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         treatment : array-like of shape (n_samples,) or (n_samples, n_periods), default=None
             Integer treatment codes (e.g. 0/1), fixed at baseline (1-D) or per period (NaN
             allowed after a unit's dropout). ``None`` is single-arm mode (the regime mean is
-            the observed one). Routed as metadata with ``set_fit_request(treatment=True)``.
+            the observed one). Requested by default as metadata, so Pipelines, searches and
+            :func:`~sklearn.model_selection.cross_validate` route it once metadata routing is
+            enabled, without ``set_fit_request``.
 
         Returns
         -------
