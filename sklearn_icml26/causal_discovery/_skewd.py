@@ -239,7 +239,8 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         For pairs, also compute the ``"ll-kde"`` score whatever the criterion.
     skeleton : {"pc", "complete"}, default="pc"
         Starting graph for more than two variables when no ``cpdag`` is given: causal-learn's
-        PC (optional dependency) or the complete undirected graph.
+        PC (optional: ``pip install "sklearn_icml26[causal]"``) or the complete undirected
+        graph (base install). Constant variables are left out of the PC tests.
     ci_test : {"kci", "fisherz"}, default="kci"
         Conditional-independence test of PC (KCI is O(n³) per test: prefer "fisherz" for
         large samples).
@@ -255,16 +256,18 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
     random_state : int, RandomState instance or None, default=None
         Seeds the subsamples of the kernel bandwidths and the default estimator.
     n_jobs : int or None, default=None
-        Jobs (joblib) for the regressions of the two directions / of the nodes.
+        Jobs (joblib) for the regressions of the two directions / of the nodes. The workers'
+        warnings are issued again in the caller, so any ``n_jobs`` shows the same warnings.
     verbose : int, default=0
         Progress messages when positive.
 
     Attributes
     ----------
     direction_ : int
-        Two variables only: +1 if column 0 causes column 1, -1 otherwise (``score_ = 0`` gives
-        +1); 0 (no decision, with a warning and an empty ``adjacency_matrix_``) when the score
-        is not finite.
+        Two variables only: +1 if column 0 causes column 1 (``score_ > 0``), -1 if column 1
+        causes column 0 (``score_ < 0``); 0 (no decision, with a warning and an empty
+        ``adjacency_matrix_``) when a variable is constant (``score_ = 0``), the score is
+        exactly 0 or it is not finite. Swapping the columns flips it.
     score_ : float
         Two variables: the score ``S`` of ``criterion``; more: best minus runner-up total
         log-likelihood (0 with a single candidate).
@@ -312,8 +315,22 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
     -----
     :meth:`transform` returns the standardised exogenous noise of each variable under the
     selected graph (a root's standardised value, a child's standardised residual), useful to
-    check the fitted model. Discrete variables with many ties are treated as continuous, with a
-    warning. A constant variable gets no edge (with a warning).
+    check the fitted model.
+
+    Variables with many ties get a warning; with the default regressor a cause with fewer
+    distinct values than its location spline has coefficients is fitted piecewise linear
+    between its values (see :class:`SkewNormalLSNMRegressor`). A constant variable gets no
+    edge, with one warning: for two variables no direction is decided (``direction_ = 0``);
+    for more it is left out of the PC tests (its NaN correlations would decide edges) and of
+    the likelihood totals (its degenerate density adds the same term to every candidate) and
+    returned as an isolated node.
+
+    The regressors' ``ConvergenceWarning`` (e.g. a shape on its bound, common in the
+    anti-causal direction where the residuals look half-normal) reach the caller, prefixed
+    with the model (``"SkewD (model 1 -> 0): ..."``); for more variables one warning per
+    category counts the node fits that raised it. Only the regressors' warnings about
+    constant or discrete features, which repeat the discoverer's own, are dropped (all are
+    shown with ``verbose > 0``).
 
     References
     ----------
@@ -426,7 +443,9 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
             samples or fewer than 2 columns, ``cpdag`` has the wrong shape, non-binary entries
             or a directed cycle, or every candidate graph gets a non-finite likelihood.
         ImportError
-            If ``skeleton="pc"`` is needed and causal-learn is missing.
+            If ``skeleton="pc"`` is needed and causal-learn is missing; the message names
+            the extra to install (``pip install "sklearn_icml26[causal]"``) and
+            ``skeleton="complete"``, which works without it.
         """
         _check_numeric(X, "X")
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=5,

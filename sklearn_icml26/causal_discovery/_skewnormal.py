@@ -516,7 +516,8 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Seeds the cross-validation folds, the Bayesian optimisation and CMA-ES.
     n_jobs : int or None, default=None
-        Jobs for the restarts and the folds (joblib).
+        Jobs for the restarts and the folds (joblib); the workers' warnings are issued
+        again in the caller, so any ``n_jobs`` shows the same warnings.
     verbose : int, default=0
         Print the penalty search when positive.
 
@@ -712,7 +713,7 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
             (their squares overflow float64; with ``standardize=True`` any finite scale works).
         ImportError
             If ``penalty_search="bayes"`` without ``scikit-optimize`` or ``solver="cmaes"``
-            without ``cmaes``.
+            without ``cmaes`` (both in ``pip install "sklearn_icml26[causal]"``).
         """
         _check_numeric(X, "X")
         _check_numeric(y, "y")
