@@ -15,7 +15,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import effective_n_jobs
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LinearRegression
@@ -23,6 +23,8 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils import progress_bar
+from ..utils._parallel import Parallel, delayed
+from ..utils._scaling import _pow2_scale
 
 __all__ = ["ESERegressor", "PerSystemRegressor", "last_window", "sliding_window"]
 
@@ -266,37 +268,86 @@ def _proportions(W):
     return S, valid, s_last
 
 
-def _coint_met(e, S_row, valid_row, tol):
-    from statsmodels.tsa.stattools import coint
+# statsmodels' coint treats R^2 >= 1 - 100 sqrt(eps) as "perfectly collinear" (p-value 0)
+_COLLINEAR_R2 = 1.0 - 100.0 * np.sqrt(np.finfo(np.float64).eps)
+# a refinement sweep that moves the shares by less than this (L1, relative) has converged
+_STEP_TOL = 1e-12
 
-    for tau in np.nonzero(valid_row)[0]:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                pvalue = coint(e, S_row[:, tau], trend="c", maxlag=0, autolag=None)[1]
-            except (ValueError, np.linalg.LinAlgError):
-                return False
-        if not np.isfinite(pvalue) or pvalue > tol:
-            return False
-    return True
+
+def _coint_pvalues(e, S):
+    """p-values of ``coint(e, S[:, k], trend="c", maxlag=0, autolag=None)`` for every column.
+
+    The augmented Engle-Granger test of statsmodels with no augmentation lag, computed here in
+    closed form so that it raises no warning (statsmodels' ``CollinearityWarning`` would reach
+    the user from worker threads): OLS of ``e`` on ``[1, S[:, k]]``; if its R^2 is at least
+    ``1 - 100 sqrt(eps)`` (or undefined) the p-value is 0, as in statsmodels; otherwise the
+    t-statistic of ``gamma`` in ``diff(r) = gamma r[:-1] + u`` on the residuals ``r`` (no
+    intercept) goes through MacKinnon's p-value surface (``N=2``, constant). ``nan`` where the
+    test is undefined.
+    """
+    from statsmodels.tsa.adfvalues import mackinnonp
+
+    n = e.shape[0]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ec = e - e.mean()
+        sc = S - S.mean(axis=0)
+        sxx = np.einsum("ik,ik->k", sc, sc)
+        b = np.where(sxx > 0, (sc.T @ ec) / np.where(sxx > 0, sxx, 1.0), 0.0)
+        r = ec[:, None] - sc * b
+        r2 = 1.0 - np.einsum("ik,ik->k", r, r) / (ec @ ec)
+        lag, dr = r[:-1], np.diff(r, axis=0)
+        lxx = np.einsum("ik,ik->k", lag, lag)
+        gamma = np.einsum("ik,ik->k", lag, dr) / lxx
+        u = dr - lag * gamma
+        sigma2 = np.einsum("ik,ik->k", u, u) / (n - 2)
+        tstat = gamma / np.sqrt(sigma2 / lxx)
+    pvalues = np.array([mackinnonp(t, regression="c", N=2) if np.isfinite(t)
+                        else (0.0 if t == -np.inf else np.nan) for t in tstat])
+    pvalues[~(r2 < _COLLINEAR_R2)] = 0.0
+    return pvalues
+
+
+def _fixed_point(S, valid, damping):
+    """Fixed point of the refinement from proportions: weights (1-lam)^(p-tau) on valid steps."""
+    N, n, p = S.shape
+    weights = np.power(1.0 - damping, np.arange(p - 1, -1, -1, dtype=np.float64))  # 0**0 = 1
+    w = np.where(valid, weights[None, :], 0.0)
+    denom = w.sum(axis=1)
+    ok = denom > 0
+    e = np.full((N, n), 1.0 / n)
+    e[ok] = np.einsum("rip,rp->ri", S[ok], w[ok]) / denom[ok, None]
+    return e
+
+
+# row status of the iterative stops
+_MET, _MAX_ITER, _NOT_COINTEGRATED = 0, 1, 2
 
 
 def _refine_shares(S, valid, s_last, e0, damping, max_iter, stop=None, tol=None):
     """The paper's iterative refinement (Algorithm 1), vectorised over rows.
 
-    Returns the un-finalised shares (N, n), the sweeps run per row and whether the stop rule
-    was met. ``stop=None`` runs all ``max_iter`` sweeps.
+    Returns the un-finalised shares (N, n), the sweeps run per row and each row's status:
+    ``_MET``, ``_MAX_ITER`` (the rule was not met within ``max_iter`` sweeps: the shares are
+    the last iterate) or ``_NOT_COINTEGRATED`` (``stop="cointegration"``: the iteration
+    converged but its fixed point fails the test). ``stop=None`` runs all ``max_iter`` sweeps.
+
+    ``stop="cointegration"`` means converged *and* cointegrated: a row stops once a sweep
+    moves its shares by less than ``_STEP_TOL`` (L1, relative); its shares are then the exact
+    fixed point, tested with :func:`_coint_pvalues` (p-value <= ``tol`` at every valid step).
+    The paper's rule alone fires at the first sweep: one sweep's iterate is affine in the
+    window's proportions, so its p-value is about 0 whatever the window.
     """
     N, n, p = S.shape
     lam = float(damping)
     e = np.array(e0, dtype=np.float64, copy=True)
     lvec = np.ones((N, n))
     n_iter = np.zeros(N, dtype=np.int64)
-    met = np.zeros(N, dtype=bool)
+    status = np.full(N, _MAX_ITER, dtype=np.int8)
     active = np.arange(N)
     for sweep in range(1, max_iter + 1):
         ea, la = e[active], lvec[active]
         Sa, Va = S[active], valid[active]
+        previous = ea
         for tau in range(p):
             upd = lam * (ea - Sa[:, :, tau]) + (1.0 - lam) * la
             la = np.where(Va[:, tau, None], upd, (1.0 - lam) * la)
@@ -307,16 +358,21 @@ def _refine_shares(S, valid, s_last, e0, damping, max_iter, stop=None, tol=None)
         no_info = ~Va.any(axis=1)
         if stop == "ted":
             dist = np.linalg.norm(s_last[active] - ea, axis=1)
-            ok = np.sqrt(dist / np.sqrt(2.0)) < tol
-        else:  # cointegration
-            ok = np.array([_coint_met(ea[k], Sa[k], Va[k], tol) for k in range(len(active))],
-                          dtype=bool)
-        ok |= no_info
-        met[active[ok]] = True
-        active = active[~ok]
+            done = (np.sqrt(dist / np.sqrt(2.0)) < tol) | no_info
+            status[active[done]] = _MET
+        else:  # cointegration: converged and cointegrated
+            step = np.abs(ea - previous).sum(axis=1)
+            done = (step <= _STEP_TOL * np.maximum(1.0, np.abs(ea).sum(axis=1))) | no_info
+            rows = active[done]
+            e[rows] = _fixed_point(S[rows], valid[rows], lam)
+            for r in rows:
+                pvalues = _coint_pvalues(e[r], S[r][:, valid[r]])
+                ok = bool(np.all(np.isfinite(pvalues) & (pvalues <= tol)))
+                status[r] = _MET if ok else _NOT_COINTEGRATED
+        active = active[~done]
         if active.size == 0:
             break
-    return e, n_iter, met
+    return e, n_iter, status
 
 
 def _finalize_shares(e, W):
@@ -329,6 +385,37 @@ def _finalize_shares(e, W):
     out = np.full_like(e, 1.0 / n)
     out[ok] = e[ok] / total[ok, None]
     return out
+
+
+def _rescaled_windows(W):
+    """``W`` with each extreme row divided by a power of two (exact) so sums cannot overflow.
+
+    Shares are invariant to the scale of a window; rows whose largest magnitude is outside
+    ``[2**-500, 2**500]`` are brought to order one (the totals of values near 1e308 overflow,
+    subnormal values lose digits). Other rows, and ``W`` itself when no row is extreme, are
+    left untouched (no copy).
+    """
+    flat = W.reshape(W.shape[0], -1)
+    big = np.maximum(flat.max(axis=1), -flat.min(axis=1)) if flat.shape[1] else np.zeros(0)
+    extreme = (big > 0) & ((big > 2.0**500) | (big < 2.0**-500))
+    if not extreme.any():
+        return W
+    W = W.copy()
+    W[extreme] /= _pow2_scale(flat[extreme], axis=1)[:, None, None]
+    return W
+
+
+def _chunk_shares(W, init, attributes, damping, max_iter, stop, tol):
+    """Iterative shares of a block of windows: (shares, sweeps, status) per row."""
+    S, valid, s_last = _proportions(W)
+    if init == "uniform":
+        e0 = np.full(s_last.shape, 1.0 / W.shape[1])
+    elif init == "zeros":
+        e0 = np.zeros(s_last.shape)
+    else:
+        e0 = _attribute_init(attributes, s_last)
+    e, n_iter, status = _refine_shares(S, valid, s_last, e0, damping, max_iter, stop, tol)
+    return _finalize_shares(e, W), n_iter, status
 
 
 def _normalised_attributes(alpha):
@@ -453,12 +540,20 @@ class ESERegressor(RegressorMixin, BaseEstimator):
     stop : {"converge", "ted", "cointegration"}, default="converge"
         ``"converge"``: the closed-form fixed point (one pass, independent of ``init``).
         ``"ted"``: iterate until ``sqrt(||s_p - e||_2 / sqrt(2)) < tol`` (``s_p`` the newest
-        valid proportions). ``"cointegration"``: iterate until statsmodels' ``coint(e,
-        s_tau)`` p-value is <= ``tol`` for every valid step (needs n_systems >= 5).
+        valid proportions). ``"cointegration"``: iterate until the iteration has converged
+        (a sweep moves the shares by at most 1e-12 in L1 norm, relative) and the p-value of
+        statsmodels' Engle-Granger ``coint(e, s_tau, maxlag=0, autolag=None)`` is <= ``tol``
+        for every valid step (needs n_systems >= 5); the shares are then the fixed point,
+        i.e. those of ``"converge"``. Deviation from the paper's rule, which tests the
+        p-value alone: one sweep's iterate is affine in the proportions, so its p-value is
+        about 0 and the rule would always stop after the first sweep (shares far from the
+        equilibrium). Rows that converge but fail the test keep the fixed point and are
+        counted in a ``ConvergenceWarning``.
     init : {"uniform", "zeros", "attributes"}, default="uniform"
         Initial shares of the iterative stops: ``1/n``, zeros (the authors' released code), or
         ``1/n`` plus a least-squares fit of the newest proportions on the normalised system
-        attributes (the paper). Ignored by ``stop="converge"``.
+        attributes (the paper). Ignored by ``stop="converge"``; with ``"cointegration"`` it
+        matters only for rows that do not converge within ``max_iter``.
     max_iter : int, default=100
         Maximum number of refinement sweeps (iterative stops).
     tol : float, default=None
@@ -681,7 +776,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
     def _shares(self, X, system_attributes, init=None, verbose=None):
         init = self.init if init is None else init
         verbose = self.verbose if verbose is None else verbose
-        W = self._windows(X)
+        W = _rescaled_windows(self._windows(X))
         attributes = self._check_attributes(system_attributes, X.shape[0], in_fit=False)
         if self.stop == "converge":
             return _closed_form_shares(W, self.damping), np.zeros(X.shape[0], dtype=np.int64)
@@ -697,38 +792,38 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         n_jobs = effective_n_jobs(self.n_jobs)
         n_chunks = min(N, max(n_jobs * 4 if n_jobs > 1 else 1, 20 if verbose else 1))
         bounds = np.linspace(0, N, n_chunks + 1).astype(int)
+        spans = list(zip(bounds[:-1], bounds[1:], strict=True))
 
-        def chunk(a, b):
-            Wc = W[a:b]
-            S, valid, s_last = _proportions(Wc)
-            if init == "uniform":
-                e0 = np.full(s_last.shape, 1.0 / self.n_systems_)
-            elif init == "zeros":
-                e0 = np.zeros(s_last.shape)
-            else:
-                alpha = attributes if attributes.ndim == 2 else attributes[a:b]
-                e0 = _attribute_init(alpha, s_last)
-            e, n_iter, met = _refine_shares(S, valid, s_last, e0, self.damping, self.max_iter,
-                                            self.stop, tol)
-            return _finalize_shares(e, Wc), n_iter, met
+        def alpha(a, b):  # static attributes go whole to every chunk, per-row ones sliced
+            if init != "attributes":
+                return None
+            return attributes if attributes.ndim == 2 else attributes[a:b]
 
-        jobs = (delayed(chunk)(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True))
+        jobs = (delayed(_chunk_shares)(W[a:b], init, alpha(a, b), self.damping, self.max_iter,
+                                       self.stop, tol) for a, b in spans)
         results = Parallel(n_jobs=self.n_jobs, return_as="generator")(jobs)
         bar = progress_bar(total=N, verbose=verbose, desc="ESE shares", unit="row")
         parts = []
-        for (a, b), res in zip(zip(bounds[:-1], bounds[1:], strict=True), results, strict=True):
+        for (a, b), res in zip(spans, results, strict=True):
             parts.append(res)
             bar.update(b - a)
         bar.close()
         e = np.concatenate([p[0] for p in parts])
         n_iter = np.concatenate([p[1] for p in parts])
-        met = np.concatenate([p[2] for p in parts])
-        if not met.all():
-            warnings.warn(
-                f"stop={self.stop!r} not met within max_iter={self.max_iter} sweeps for "
-                f"{int((~met).sum())} of {N} rows; shares are the last iterate, renormalised.",
-                ConvergenceWarning, stacklevel=3,
-            )
+        status = np.concatenate([p[2] for p in parts])
+        n_max_iter = int(np.sum(status == _MAX_ITER))
+        n_not_coint = int(np.sum(status == _NOT_COINTEGRATED))
+        if n_max_iter or n_not_coint:
+            what = []
+            if n_max_iter:
+                what.append(f"within max_iter={self.max_iter} sweeps for {n_max_iter} of {N} "
+                            f"rows; shares are the last iterate, renormalised")
+            if n_not_coint:
+                what.append(f"for {n_not_coint} of {N} rows whose iteration converged: the "
+                            f"fixed point is not cointegrated (p-value > tol={tol:g}) with "
+                            f"every valid step's proportions; shares are that fixed point")
+            warnings.warn(f"stop={self.stop!r} not met " + "; ".join(what) + ".",
+                          ConvergenceWarning, stacklevel=3)
         return e, n_iter
 
     def equilibrium_shares(self, X, system_attributes=None, return_n_iter=False):

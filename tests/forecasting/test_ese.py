@@ -33,6 +33,7 @@ from sklearn_icml26.forecasting import (
     sliding_window,
 )
 from sklearn_icml26.forecasting._ese import (
+    _coint_pvalues,
     _finalize_shares,
     _proportions,
     _refine_shares,
@@ -198,10 +199,19 @@ def test_cointegration_stop_fires_on_stable_shares_and_not_on_noise():
     X = np.stack([(base[:, None] * np.exp(0.01 * rng.normal(size=(n, p))) * rng.uniform(50, 100, p))
                   .reshape(-1) for _ in range(4)])
     est = ESERegressor(stop="cointegration", max_iter=50).fit(X, X.reshape(4, n, p)[:, :, -1])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        _, n_iter = est.equilibrium_shares(X, return_n_iter=True)
-    assert n_iter.min() == 1  # shares already at the proportions: the rule fires at once
+    with warnings.catch_warnings(record=True) as records:
+        warnings.simplefilter("always")
+        shares, n_iter = est.equilibrium_shares(X, return_n_iter=True)
+    # converged *and* cointegrated: not the first sweep (whose iterate is affine in the
+    # proportions, so its p-value is ~0 on any window) but the fixed point; the residuals of
+    # cross-sectional vectors have no time order, so 1 of the 4 rows fails the test here
+    assert np.all((n_iter > 10) & (n_iter < 50))
+    assert [str(r.message) for r in records] == [
+        "stop='cointegration' not met for 1 of 4 rows whose iteration converged: the fixed "
+        "point is not cointegrated (p-value > tol=0.05) with every valid step's proportions; "
+        "shares are that fixed point."]
+    closed = ESERegressor().fit(X, X.reshape(4, n, p)[:, :, -1]).equilibrium_shares(X)
+    np.testing.assert_allclose(shares, closed, atol=1e-12)
     # spec 9: 12 unrelated systems, p = 10, 5 rows, max_iter=3: finite, sums to one, warns
     X2 = rng.uniform(1, 2, size=(5, 120))
     est2 = ESERegressor(stop="cointegration", max_iter=3).fit(X2, rng.uniform(1, 2, (5, 12)))
@@ -209,6 +219,68 @@ def test_cointegration_stop_fires_on_stable_shares_and_not_on_noise():
         shares = est2.equilibrium_shares(X2)
     assert np.all(np.isfinite(shares))
     np.testing.assert_allclose(shares.sum(axis=1), 1.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("init", ["uniform", "zeros"])
+def test_cointegration_stop_on_constant_proportions_gives_the_proportions(init):
+    # issue 13.1: the window's proportions are the same at every step, so the equilibrium is
+    # those proportions; the old rule stopped after sweep 1 (max|e - s| 0.105 uniform, 0.0017
+    # zeros on this panel) and statsmodels' CollinearityWarning could reach the caller
+    Y, _, equilibrium = _panel(8, 200, share_noise=0.0)
+    X, y = sliding_window(Y, 10)
+    est = ESERegressor(stop="cointegration", init=init)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est.fit(X, y)
+        shares, n_iter = est.equilibrium_shares(X, return_n_iter=True)
+    assert np.abs(shares - equilibrium).max() < 1e-12
+    assert np.all(n_iter > 1) and est.n_iter_ > 1
+    # the same with threads (statsmodels' warning filters were not thread-safe) and processes
+    for backend in ("threading", "loky"):
+        with warnings.catch_warnings(), parallel_config(backend=backend):
+            warnings.simplefilter("error")
+            other = ESERegressor(stop="cointegration", init=init, n_jobs=2).fit(X, y)
+            np.testing.assert_array_equal(other.equilibrium_shares(X), shares)
+
+
+def test_cointegration_converged_but_not_cointegrated_warns():
+    # shares that converge but whose fixed point fails the test: the warning says so and the
+    # shares are the fixed point (further sweeps cannot change the test)
+    rng = np.random.default_rng(3)
+    X = rng.uniform(1, 2, size=(6, 8 * 4))  # 8 unrelated systems, 4 lags
+    est = ESERegressor(stop="cointegration").fit(X, rng.uniform(1, 2, (6, 8)))
+    with warnings.catch_warnings(record=True) as records:
+        warnings.simplefilter("always")
+        shares, n_iter = est.equilibrium_shares(X, return_n_iter=True)
+    closed = ESERegressor().fit(X, rng.uniform(1, 2, (6, 8))).equilibrium_shares(X)
+    np.testing.assert_allclose(shares, closed, atol=1e-12)
+    assert np.all(n_iter < 100)
+    assert [(r.category, str(r.message)) for r in records] == [(ConvergenceWarning, (
+        "stop='cointegration' not met for 6 of 6 rows whose iteration converged: the fixed "
+        "point is not cointegrated (p-value > tol=0.05) with every valid step's proportions; "
+        "shares are that fixed point."))]
+    assert np.all(n_iter == 36)  # ||e_j - e_{j-1}||_1 <= 1e-12 after 36 sweeps at damping 0.5
+
+
+def test_coint_pvalues_equal_statsmodels():
+    from statsmodels.tsa.stattools import coint
+
+    rng = np.random.default_rng(0)
+    for trial in range(24):
+        n = int(rng.integers(5, 30))
+        e = rng.dirichlet(np.ones(n))
+        S = [rng.dirichlet(np.ones(n), size=3).T,  # unrelated
+             e[:, None] + 0.01 * rng.normal(size=(n, 3)),  # near e
+             np.column_stack([e, 2 * e + 1, rng.normal(size=n)]),  # collinear: p = 0
+             np.cumsum(rng.normal(size=(n, 3)), axis=0)][trial % 4]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # statsmodels' CollinearityWarning
+            expected = [coint(e, S[:, k], trend="c", maxlag=0, autolag=None)[1]
+                        for k in range(3)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            np.testing.assert_allclose(_coint_pvalues(e, S), expected, atol=1e-10)
+    assert _coint_pvalues(e, np.column_stack([e, 3 * e - 1]))[0] == 0.0
 
 
 def test_attribute_init_moves_toward_attribute_explained_shares():
