@@ -13,6 +13,7 @@ and their input gradients (``create_graph``) and returns them in a dict that the
 into the weighted sum of the spec's loss terms.
 """
 
+import copy
 import math
 import warnings
 from numbers import Integral, Real
@@ -48,6 +49,46 @@ DEFAULT_LOSS_WEIGHTS = {
 _TERMS = tuple(DEFAULT_LOSS_WEIGHTS)
 _BOX = 0.9  # normalised points fit [-0.9, 0.9]^d
 _DEFAULT_RESOLUTION = {2: 256, 3: 128}
+# grid points per slab of extract_mesh / extract_curve: the float32 field of one slab (16 MiB)
+# is all of the grid that is held at once, whatever the resolution
+_SLAB_POINTS = 2**22
+
+
+def _normalisation(X):
+    """Centre and scale that map the bounding box of ``X`` into ``[-0.9, 0.9]^d``.
+
+    The centre and half-extents are taken from halved corners (``lo / 2 + hi / 2``), which
+    equals ``(lo + hi) / 2`` wherever that does not overflow and stays finite up to the
+    largest float64 coordinates.
+
+    Returns
+    -------
+    center : ndarray of shape (n_features,)
+        Centre of the bounding box, input units.
+    scale : float
+        ``0.9 / largest half-extent`` (``inf`` when the largest half-extent is zero or so
+        small that ``2 scale`` overflows; the caller rejects it).
+    """
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    center = lo / 2 + hi / 2
+    half = float(np.max(hi / 2 - lo / 2))
+    with np.errstate(divide="ignore", over="ignore"):
+        scale = _BOX / half if half > 0 else np.inf
+        if not np.isfinite(2 * scale):  # _normalise multiplies by 2 scale
+            scale = np.inf
+    return center, float(scale)
+
+
+def _float64_copy(module, device):
+    """A float64 copy of the trained module for inference (MPS has no float64: CPU there)."""
+    device = torch.device(device)
+    if device.type == "mps":
+        device = torch.device("cpu")
+    copied = copy.deepcopy(module).to(device=device, dtype=torch.float64).eval()
+    copied.laplacian_points = 0
+    for p in copied.parameters():
+        p.requires_grad_(False)
+    return copied
 
 
 # ---------------------------------------------------------------------------------------------
@@ -447,7 +488,10 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
     optimizer : {"adam", "adamw", "sgd", "rmsprop"} or torch optimizer class, default="adam"
         Optimizer.
     precision : {"float32", "float64"}, default="float32"
-        Floating point precision of the network.
+        Floating point precision of training. Fields are always evaluated with a float64
+        copy of the trained network, so a point's output does not depend on the batch it
+        comes in (float32 products round differently with the batch size, up to 1.8e-7);
+        on a CPU this makes evaluation and extraction about 2x slower than float32.
     device : str, default="cpu"
         Torch device.
     random_state : int, RandomState instance or None, default=None
@@ -637,7 +681,17 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
         return normals / norms[:, None]
 
     def _normalise(self, Q):
-        return (np.asarray(Q, dtype=np.float64) - self.center_) * self.scale_
+        """Input units -> the network's box ``[-0.9, 0.9]^d``: ``(Q - center_) scale_``.
+
+        Computed as ``(Q / 2 - center_ / 2) (2 scale_)``: the same float64 result wherever
+        ``Q - center_`` does not overflow, and finite for any float64 ``Q`` in the box.
+        """
+        Q = np.asarray(Q, dtype=np.float64)
+        return (Q / 2 - self.center_ / 2) * (2 * self.scale_)
+
+    def _denormalise(self, Qn):
+        """The inverse of :meth:`_normalise`: the box -> input units."""
+        return np.asarray(Qn, dtype=np.float64) / self.scale_ + self.center_
 
     # -- fit -------------------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
@@ -682,9 +736,7 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
         schedule = self._schedule()
         if normals is not None:
             normals = self._check_normals(normals, n, d)
-        lo, hi = X.min(axis=0), X.max(axis=0)
-        half = float(np.max(hi - lo) / 2)
-        if not half > 0:
+        if not np.any(X.max(axis=0) > X.min(axis=0)):
             raise ValueError("X spans zero extent; cannot normalise (all points are "
                              "identical).")
         _, first = np.unique(X, axis=0, return_index=True)
@@ -698,8 +750,13 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
             if n < 2:
                 raise ValueError(f"MPFSurface needs at least 2 distinct points; got "
                                  f"{n} distinct point (n_samples = {n}).")
-        lo, hi = X.min(axis=0), X.max(axis=0)
-        sv = np.linalg.svd(X - X.mean(axis=0), compute_uv=False)
+        center, scale = _normalisation(X)
+        if not np.isfinite(scale):
+            half = float(np.max(X.max(axis=0) / 2 - X.min(axis=0) / 2))
+            raise ValueError(f"X spans a largest half-extent of {half:.3g}, too small to "
+                             "normalise in float64 (the factor 0.9 / half-extent overflows); "
+                             "rescale X.")
+        sv = np.linalg.svd((X - center) * scale, compute_uv=False)
         rank = int(np.sum(sv > 1e-9 * sv[0]))
         if d - rank >= 2:
             raise ValueError(f"X spans zero extent in {d - rank} of its {d} directions (all "
@@ -707,8 +764,8 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
                              "MPFSurface needs a point cloud of a curve (2-D) or a surface "
                              "(3-D).")
 
-        self.center_ = (lo + hi) / 2
-        self.scale_ = _BOX / half
+        self.center_ = center
+        self.scale_ = scale
         Xn = self._normalise(X)
         tree = cKDTree(Xn)
         k = min(self.near_k, n - 1)
@@ -742,6 +799,9 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
         self.net_.criterion_._points_on_device = None
         self.module_ = self.net_.module_
         self.module_.laplacian_points = 0
+        # inference on a float64 copy: a point's fields do not depend on the batch it comes
+        # in (float32 matrix products round differently with the batch size, up to 1.8e-7)
+        self._module64 = _float64_copy(self.module_, self.device)
         self._tree = tree
         self.n_iter_ = int(callback.step_) - int(callback.stopped_)
         hist = self.net_.history
@@ -761,7 +821,7 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
             r = self._fields(X)["r"]
             q = float(np.quantile(r, 0.99))
             res = _DEFAULT_RESOLUTION.get(d, 128)
-            voxel = float(np.max(self.bounds_[1] - self.bounds_[0]) / (res - 1))
+            voxel = float(np.max(self.bounds_[1] / 2 - self.bounds_[0] / 2) * 2 / (res - 1))
             self.udf_level_ = q
             self.trim_tau_ = q + max(self.point_spacing_, 0.5 * voxel)
         else:
@@ -787,48 +847,57 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
     # -- field evaluation ------------------------------------------------------------------------
     def _fields(self, Q, grads=False, chunk_size=32768):
         """r, theta, P, phi (and grad_phi) at points Q (input units), float64 numpy."""
-        Qn = self._as_input(self._normalise(Q))
-        module = self.module_
-        module.eval()
+        res = self._fields_normalised(self._normalise(Q), grads=grads, chunk_size=chunk_size)
+        for key in ("r", "theta", "phi"):
+            if key in res:
+                res[key] = res[key] / self.scale_
+        return res
+
+    def _fields_normalised(self, Qn, grads=False, chunk_size=32768, keys=None):
+        """The fields at normalised points, in normalised units, from the float64 module.
+
+        Every row goes through the same float64 operations whatever the batch, so the result
+        of a point does not depend on the other points or on ``chunk_size``.
+        """
+        module = self._module64
+        device = next(module.parameters()).device
+        Qn = np.asarray(Qn, dtype=np.float64)
+        keys = keys or ("r", "theta", "P", "phi", "grad_phi")
         parts = {}
-        for start in range(0, Qn.shape[0], chunk_size):
-            x = torch.as_tensor(Qn[start : start + chunk_size], device=self.device)
+        for start in range(0, max(Qn.shape[0], 1), chunk_size):  # one empty pass for no rows
+            x = torch.as_tensor(Qn[start : start + chunk_size], device=device)
             if grads:
                 with torch.enable_grad():
                     out = module.fields(x, grads=True, create_graph=False)
             else:
                 with torch.no_grad():
                     out = module.fields(x)
-            for key in ("r", "theta", "P", "phi", "grad_phi"):
+            for key in keys:
                 if key in out:
-                    parts.setdefault(key, []).append(
-                        out[key].detach().cpu().numpy().astype(np.float64))
-        res = {k: np.concatenate(v) for k, v in parts.items()}
-        for key in ("r", "theta", "phi"):
-            if key in res:
-                res[key] = res[key] / self.scale_
-        return res
+                    parts.setdefault(key, []).append(out[key].detach().cpu().numpy())
+        return {k: np.concatenate(v) for k, v in parts.items()}
 
     def _check_query(self, Q):
         check_is_fitted(self)
         Q = validate_data(self, Q, reset=False, dtype=np.float64)
         # the first layer computes omega * (W x + b); beyond this radius it overflows the
-        # module's float type and the fields become NaN
+        # float64 evaluation and the fields become NaN
         first = self.module_.backbone[0]
         weight = first.linear.weight.detach().abs().double()
         bias = first.linear.bias.detach().abs().double()
         gain = max(float(first.omega * weight.sum(dim=1).max()), 1.0)
-        big = float(np.finfo(np.float32 if self.precision == "float32" else np.float64).max)
-        limit = (big / 4 / gain - float(bias.max())) / self.scale_
+        limit_n = float(np.finfo(np.float64).max) / 4 / gain - float(bias.max())
         with np.errstate(over="ignore", invalid="ignore"):
-            peak = float(np.max(np.abs(Q - self.center_))) if Q.size else 0.0
-        if not peak <= limit:
-            raise ValueError(
-                f"X holds coordinates too large for precision={self.precision!r}: every "
-                f"coordinate must lie within {limit:.3g} of the fitted center_ (beyond, the "
-                "network overflows its float type); got a coordinate "
-                f"{peak:.3g} away (largest |X| = {float(np.max(np.abs(Q))):.3g})."
-            )
+            # halved differences: no overflow for any pair of float64 coordinates
+            half_peak = float(np.max(np.abs(Q / 2 - self.center_ / 2))) if Q.size else 0.0
+            if not half_peak * self.scale_ <= limit_n / 2:
+                limit, peak = limit_n / self.scale_, 2 * half_peak
+                raise ValueError(
+                    "X holds coordinates too large: every coordinate must lie within "
+                    f"{limit:.3g} of the fitted center_ (beyond, the network's float64 "
+                    f"evaluation overflows); got a coordinate {peak:.3g} away (largest |X| = "
+                    f"{float(np.max(np.abs(Q))):.3g})."
+                )
         return Q
 
     def decision_function(self, X):
@@ -866,8 +935,8 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
         ------
         ValueError
             If a query coordinate lies so far from ``center_`` that the network would
-            overflow its ``precision`` (float32: beyond about 1e37 from the centre for a
-            shape of unit size).
+            overflow its float64 evaluation (beyond about 1e306 from the centre for a shape
+            of unit size).
         """
         X = self._check_query(X)
         out = self._fields(X)
@@ -957,6 +1026,7 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
 
     # -- extraction ----------------------------------------------------------------------------
     def _grid(self, resolution, bounds, d):
+        """Bounds (input units) and the grid's axes and spacing in normalised units."""
         if (isinstance(resolution, bool) or not isinstance(resolution, Integral)
                 or not 8 <= resolution <= 1024):
             raise ValueError(f"resolution must be an integer in [8, 1024]; got {resolution!r}.")
@@ -967,9 +1037,37 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
                 bounds[0] >= bounds[1]):
             raise ValueError(f"bounds must be an array of shape (2, {d}) = [lo, hi] with "
                              f"lo < hi in every dimension; got {bounds.tolist()}.")
-        axes = [np.linspace(bounds[0, j], bounds[1, j], resolution) for j in range(d)]
-        spacing = (bounds[1] - bounds[0]) / (resolution - 1)
-        return bounds, axes, spacing
+        with np.errstate(over="ignore", invalid="ignore"):
+            lo, hi = self._normalise(bounds[0]), self._normalise(bounds[1])
+            step = hi / (resolution - 1) - lo / (resolution - 1)
+        if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))
+                and np.all(np.isfinite(step)) and np.all(step > 0)):
+            raise ValueError(f"bounds {bounds.tolist()} lie too far from center_ (or too close "
+                             "together) for the grid in the fitted normalisation.")
+        axes = [np.linspace(lo[j], hi[j], resolution) for j in range(d)]
+        return bounds, axes, step
+
+    def _grid_block(self, out, axes, first, chunk_size, key):
+        """Write the field ``key`` (normalised units) of grid planes ``first, first + 1, ...``
+        along axis 0 into ``out`` (one plane per row of its first axis).
+
+        The points of one network call are built from flat grid indices, so no more than
+        ``chunk_size`` points exist at a time.
+        """
+        flat = out.reshape(-1)
+        shape = out.shape
+        for start in range(0, flat.size, chunk_size):
+            idx = np.unravel_index(np.arange(start, min(start + chunk_size, flat.size)), shape)
+            pts = np.empty((idx[0].size, len(axes)))
+            pts[:, 0] = axes[0][first + idx[0]]
+            for j in range(1, len(axes)):
+                pts[:, j] = axes[j][idx[j]]
+            flat[start : start + idx[0].size] = self._fields_normalised(
+                pts, chunk_size=chunk_size, keys=(key,))[key]
+
+    def _planes_per_slab(self, axes):
+        plane = int(np.prod([len(a) for a in axes[1:]]))
+        return int(min(len(axes[0]), max(1, _SLAB_POINTS // plane)))
 
     def _resolve_trim(self, trim, trim_tau):
         if trim not in ("auto", "metric", "points", None):
@@ -989,21 +1087,24 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
                 raise ValueError(f"trim_tau must be positive; got {trim_tau!r}.")
         return trim, tau
 
-    def _grid_values(self, axes, chunk_size):
-        mesh = np.meshgrid(*axes, indexing="ij")
-        pts = np.stack([m.ravel() for m in mesh], axis=1)
+    def _grid_values(self, axes, chunk_size, dtype=np.float64):
+        """The whole grid's field (normalised units), evaluated slab by slab."""
         key = "r" if self.field == "udf" else "phi"
-        vals = np.concatenate([self._fields(pts[s : s + chunk_size])[key]
-                               for s in range(0, len(pts), chunk_size)])
-        return vals.reshape(mesh[0].shape)
+        vol = np.empty(tuple(len(a) for a in axes), dtype=dtype)
+        step = self._planes_per_slab(axes)
+        for first in range(0, len(axes[0]), step):
+            self._grid_block(vol[first : first + step], axes, first, chunk_size, key)
+        return vol
 
-    def _keep(self, centroids, trim, tau, spacing):
+    def _keep(self, centroids, trim, tau, step):
+        """Faces / segments kept by the trim rule; ``centroids`` and ``step`` normalised."""
         if trim is None or len(centroids) == 0:
             return np.ones(len(centroids), dtype=bool)
         if trim == "metric":
-            return self._fields(centroids)["r"] < tau
-        dist, _ = self._tree.query(self._normalise(centroids), k=1)
-        return dist / self.scale_ < max(2 * self.point_spacing_, float(np.max(spacing)))
+            return self._fields_normalised(centroids, keys=("r",))["r"] / self.scale_ < tau
+        dist, _ = self._tree.query(centroids, k=1)
+        voxel = float(np.max(step)) / self.scale_
+        return dist / self.scale_ < max(2 * self.point_spacing_, voxel)
 
     def _level(self, level):
         if level is None:
@@ -1023,6 +1124,13 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
         flat next to the surface, so it stays below ``tau`` there; the benchmark reports
         both.)
 
+        The grid is evaluated and meshed in slabs of about 4 million points (a float32 field
+        of 16 MiB, sharing one plane with the next slab, whose vertices are merged), so
+        memory does not grow with ``resolution^3``: the mesh equals the one of the whole
+        volume, and the peak beyond the mesh itself stays at tens of MiB at every
+        resolution (at ``resolution=1024`` the whole field alone would take 4 GiB in
+        float32).
+
         Parameters
         ----------
         resolution : int, default=128
@@ -1036,7 +1144,7 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
         level : float, default=None
             Iso-level, input units; default 0 (``udf_level_`` for ``field="udf"``).
         chunk_size : int, default=65536
-            Grid points per network call.
+            Grid points per network call (the result does not depend on it).
 
         Returns
         -------
@@ -1062,25 +1170,68 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
                              + (" (use extract_curve)." if self.n_features_in_ == 2 else "."))
         from skimage.measure import marching_cubes
 
-        bounds, axes, spacing = self._grid(resolution, bounds, 3)
+        bounds, axes, step = self._grid(resolution, bounds, 3)
         trim, tau = self._resolve_trim(trim, trim_tau)
         level = self._level(level)
-        vol = self._grid_values(axes, chunk_size)
-        empty = (np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64))
-        if not vol.min() < level < vol.max():
+        level_n = level * self.scale_  # the grid holds the field in normalised units
+        key = "r" if self.field == "udf" else "phi"
+        n_planes = len(axes[0])
+        per_slab = self._planes_per_slab(axes)
+        # one slab = the last plane of the previous slab + per_slab new planes: marching cubes
+        # meshes the cells between them, and the vertices on the shared plane are merged
+        buffer = np.empty((per_slab + 1, len(axes[1]), len(axes[2])), dtype=np.float32)
+        lo = np.array([a[0] for a in axes])
+        lo_value, hi_value = np.inf, -np.inf
+        verts, faces, n_verts, seam, have_prev = [], [], 0, None, False
+        for first in range(0, n_planes, per_slab):
+            new = min(per_slab, n_planes - first)
+            block = buffer[1 : new + 1] if have_prev else buffer[:new]
+            self._grid_block(block, axes, first, chunk_size, key)
+            lo_value = min(lo_value, float(block.min()))
+            hi_value = max(hi_value, float(block.max()))
+            slab = buffer[: new + 1] if have_prev else buffer[:new]
+            offset = first - 1 if have_prev else first
+            if slab.shape[0] >= 2 and slab.min() < level_n < slab.max():
+                v, f, _, _ = marching_cubes(slab, level=level_n)
+                v = v.astype(np.float64)
+                ids = np.empty(len(v), dtype=np.int64)
+                fresh = np.ones(len(v), dtype=bool)
+                if seam is not None:  # vertices of the shared plane exist already
+                    on_seam = np.flatnonzero(v[:, 0] == 0)
+                    both = np.concatenate([seam[0], v[on_seam, 1:]])
+                    _, inverse = np.unique(both, axis=0, return_inverse=True)
+                    inverse = inverse.reshape(-1)
+                    owner = np.full(len(both), -1, dtype=np.int64)
+                    owner[inverse[: len(seam[0])]] = seam[1]
+                    found = owner[inverse[len(seam[0]) :]]
+                    ids[on_seam[found >= 0]] = found[found >= 0]
+                    fresh[on_seam[found >= 0]] = False
+                ids[fresh] = n_verts + np.arange(int(fresh.sum()))
+                n_verts += int(fresh.sum())
+                last = np.flatnonzero(v[:, 0] == slab.shape[0] - 1)
+                seam = (v[last, 1:], ids[last])
+                v[:, 0] += offset
+                vn = v * step + lo
+                verts.append(vn[fresh])
+                f = f.astype(np.int64)
+                keep = self._keep(vn[f].mean(axis=1), trim, tau, step)
+                faces.append(ids[f[keep]])
+            else:
+                seam = None
+            if n_planes > first + new:
+                buffer[0] = slab[-1]
+                have_prev = True
+        if not lo_value < level_n < hi_value:
             warnings.warn(f"the field does not cross level {level:g} inside the box "
-                          f"(range [{vol.min():.4g}, {vol.max():.4g}]); returning an empty "
-                          "mesh.", UserWarning, stacklevel=2)
-            return empty
-        verts, faces, _, _ = marching_cubes(vol, level=level, spacing=tuple(spacing))
-        verts = verts.astype(np.float64) + bounds[0]
-        faces = faces.astype(np.int64)
-        keep = self._keep(verts[faces].mean(axis=1), trim, tau, spacing)
-        faces = faces[keep]
+                          f"(range [{lo_value / self.scale_:.4g}, {hi_value / self.scale_:.4g}]"
+                          "); returning an empty mesh.", UserWarning, stacklevel=2)
+            return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64)
+        verts = np.concatenate(verts)
+        faces = np.concatenate(faces).reshape(-1, 3)
         used = np.unique(faces)
         remap = np.full(len(verts), -1, dtype=np.int64)
         remap[used] = np.arange(used.size)
-        return verts[used], remap[faces]
+        return self._denormalise(verts[used]), remap[faces]
 
     def extract_curve(self, resolution=256, bounds=None, *, trim="auto", trim_tau=None,
                       level=None):
@@ -1124,26 +1275,29 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
                              + (" (use extract_mesh)." if self.n_features_in_ == 3 else "."))
         from skimage.measure import find_contours
 
-        bounds, axes, spacing = self._grid(resolution, bounds, 2)
+        bounds, axes, step = self._grid(resolution, bounds, 2)
         trim, tau = self._resolve_trim(trim, trim_tau)
         level = self._level(level)
+        level_n = level * self.scale_  # the grid holds the field in normalised units
         grid = self._grid_values(axes, 65536)
-        if not grid.min() < level < grid.max():
+        if not grid.min() < level_n < grid.max():
             warnings.warn(f"the field does not cross level {level:g} inside the box "
-                          f"(range [{grid.min():.4g}, {grid.max():.4g}]); returning no "
-                          "curve.", UserWarning, stacklevel=2)
+                          f"(range [{grid.min() / self.scale_:.4g}, "
+                          f"{grid.max() / self.scale_:.4g}]); returning no curve.",
+                          UserWarning, stacklevel=2)
             return []
+        lo = np.array([a[0] for a in axes])
         curves = []
-        for c in find_contours(grid, level):
-            c = c * spacing + bounds[0]
+        for c in find_contours(grid, level_n):
+            c = c.astype(np.float64) * step + lo
             if len(c) < 2:
                 continue
-            keep = self._keep(0.5 * (c[1:] + c[:-1]), trim, tau, spacing)
+            keep = self._keep(0.5 * (c[1:] + c[:-1]), trim, tau, step)
             start = None
             for i, ok in enumerate(np.append(keep, False)):
                 if ok and start is None:
                     start = i
                 elif not ok and start is not None:
-                    curves.append(c[start : i + 1].astype(np.float64))
+                    curves.append(self._denormalise(c[start : i + 1]))
                     start = None
         return curves

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 import torch
 from conftest import require_data
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn import config_context
 from sklearn.base import clone
 from sklearn.pipeline import make_pipeline
@@ -404,19 +406,20 @@ def test_fit_rejects_points_that_are_not_2d_or_3d(n_columns):
 
 
 def test_queries_beyond_the_float_range_are_rejected():
+    """Fields are evaluated in float64 (a float32 fit too): the limit is float64's."""
     X, _ = make_thin_shell("open_arc", 200, random_state=0)
-    est = MPFSurface(**TINY).fit(X)
-    for big in (1e300, 1e38):
-        with pytest.raises(ValueError, match=r"X holds coordinates too large for "
-                                             r"precision='float32'"):
-            est.transform([[big, 0.0]])
-        with pytest.raises(ValueError, match="X holds coordinates too large"):
-            est.decision_function([[0.0, -big]])
-    assert np.all(np.isfinite(est.transform([[1e6, 0.0], [0.0, 0.0]])))
-    est64 = MPFSurface(**{**TINY, "precision": "float64"}).fit(X)
-    assert np.all(np.isfinite(est64.transform([[1e38, 0.0]])))
-    with pytest.raises(ValueError, match="precision='float64'"):
-        est64.transform([[1e308, 0.0]])
+    for precision in ("float32", "float64"):
+        est = MPFSurface(**{**TINY, "precision": precision}).fit(X)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert np.all(np.isfinite(est.transform([[1e38, 0.0], [0.0, -1e300]])))
+        for big in (1e308, -1.7e308):
+            with pytest.raises(ValueError, match=r"X holds coordinates too large: every "
+                                                 r"coordinate must lie within .* of the fitted "
+                                                 r"center_ \(beyond, the network's float64"):
+                est.transform([[big, 0.0]])
+            with pytest.raises(ValueError, match="X holds coordinates too large"):
+                est.decision_function([[0.0, big]])
 
 
 def test_duplicates_are_removed_with_a_note_and_a_flat_patch_is_valid():
@@ -475,3 +478,153 @@ def test_learning_rate_schedule(schedule):
     assert est.net_.optimizer_.param_groups[0]["lr"] == pytest.approx(expected, rel=1e-12)
     with pytest.raises(ValueError, match="lr_schedule"):
         MPFSurface(**TINY, lr_schedule="linear").fit(X)
+
+
+# ------------------------------------------------------------------------------------------
+# issue 13: batch-independent outputs, bounded extraction memory, normalisation round trip
+# ------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def hemisphere():
+    H, _ = make_thin_shell("open_hemisphere", 2000, random_state=0)
+    return H, MPFSurface(hidden_width=32, head_width=16, max_epochs=2, batch_size=500,
+                         warm_start_iter=10, random_state=0).fit(H)
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_float32_outputs_do_not_depend_on_the_batch(d, hemisphere):
+    """A row's fields are the same alone, in a batch or across chunks (was up to 1.8e-7)."""
+    if d == 3:
+        X, est = hemisphere
+    else:
+        X, _ = make_thin_shell("open_arc", 300, random_state=0)
+        est = MPFSurface(hidden_width=128, max_epochs=2, batch_size=100, warm_start_iter=10,
+                         random_state=0).fit(X)
+    assert est.precision == "float32"
+    full = est.transform(X)
+    np.testing.assert_allclose(est.transform(X[:7]), full[:7], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(est.transform(X[3:4]), full[3:4], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(est.transform(X[::-1])[::-1], full, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(est._fields(X, chunk_size=5)["phi"], full[:, -1], rtol=0,
+                               atol=1e-12)
+    np.testing.assert_allclose(est.decision_function(X[:7]), full[:7, -1], rtol=0, atol=1e-12)
+
+
+def _canonical_faces(V, F, ref):
+    """Faces as rows of reference-vertex indices, rotated to start at the smallest index
+    (orientation kept), sorted; V is matched to the reference vertices by nearest neighbour
+    (marching cubes returns float32 grid coordinates: they agree to float32 rounding)."""
+    from scipy.spatial import cKDTree
+
+    dist, idx = cKDTree(ref).query(V)
+    assert dist.max() < 1e-5 * np.ptp(ref)
+    assert np.unique(idx).size == len(V)  # one to one
+    G = idx[F]
+    shift = np.argmin(G, axis=1)
+    G = np.stack([G[np.arange(len(G)), (shift + k) % 3] for k in range(3)], axis=1)
+    return G[np.lexsort(G.T[::-1])]
+
+
+def test_extract_mesh_in_slabs_equals_one_slab_and_stays_watertight(hemisphere, monkeypatch):
+    import sklearn_icml26.surface._mpf as mpf_module
+
+    _, est = hemisphere
+    S = 0.9 * _uniform_sphere(2000, 0)
+    closed = MPFSurface(box_padding=0.3, hidden_width=32, head_width=16, max_epochs=4,
+                        batch_size=500, random_state=0).fit(S)
+    for model, trim in [(est, "points"), (est, "metric"), (closed, None)]:
+        V1, F1 = model.extract_mesh(40, trim=trim)  # 40^3 points: one slab
+        for slab in (1, 3 * 40 * 40, 7 * 40 * 40 + 5):  # one plane, 3 planes, uneven slabs
+            monkeypatch.setattr(mpf_module, "_SLAB_POINTS", slab)
+            V2, F2 = model.extract_mesh(40, trim=trim)
+            monkeypatch.undo()
+            assert V2.shape == V1.shape and F2.shape == F1.shape
+            np.testing.assert_array_equal(_canonical_faces(V2, F2, V1),
+                                          _canonical_faces(V1, F1, V1))
+    monkeypatch.setattr(mpf_module, "_SLAB_POINTS", 40 * 40)
+    V, F = closed.extract_mesh(40, trim=None)
+    assert len(F) > 100 and np.all(_boundary_edges(F) == 2)  # watertight across slab seams
+    with pytest.warns(UserWarning, match="does not cross level"):
+        V, F = closed.extract_mesh(16, level=1e6)
+    assert V.shape == (0, 3) and F.shape == (0, 3)
+
+
+def test_extract_mesh_peak_memory_is_bounded(hemisphere, monkeypatch):
+    """Peak traced memory no longer grows as 64 bytes per grid point (was 128 MiB at 128^3,
+    1 GiB at 256^3): one float32 slab of _SLAB_POINTS points (+ a plane) plus the mesh."""
+    import tracemalloc
+
+    import sklearn_icml26.surface._mpf as mpf_module
+
+    _, est = hemisphere
+    est.extract_mesh(16)  # imports outside the measurement
+    monkeypatch.setattr(mpf_module, "_SLAB_POINTS", 2**14)  # one 128 x 128 plane per slab
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        V, F = est.extract_mesh(128, chunk_size=8192)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(F) > 10000
+    slab_bytes = 4 * 2 * 128**2  # two float32 planes
+    mesh_bytes = len(V) * 3 * 8 * 3 + len(F) * 3 * 8 * 3  # the mesh and its copies
+    assert peak < slab_bytes + mesh_bytes + 4 * 2**20, peak / 2**20  # was 128 MiB
+
+
+@given(center=st.lists(st.floats(-1e6, 1e6), min_size=3, max_size=3),
+       log2_scale=st.integers(-60, 60), seed=st.integers(0, 2**16))
+@settings(max_examples=40, deadline=None)
+def test_normalisation_round_trip(center, log2_scale, seed):
+    """Points mapped into the box and back equal the originals to a few ulps."""
+    from sklearn_icml26.surface._mpf import _normalisation
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(50, 3)) * rng.uniform(0.1, 10, size=3)
+    X = (X + center) * 2.0**log2_scale
+    center_, scale_ = _normalisation(X)
+    est = MPFSurface()
+    est.center_, est.scale_ = center_, scale_
+    Xn = est._normalise(X)
+    eps = np.finfo(float).eps
+    box_tol = 4 * eps * np.max(np.abs(X)) * scale_  # rounding of X - center_
+    assert abs(np.max(np.abs(Xn)) - 0.9) <= box_tol  # the widest axis fills the box
+    assert np.all(np.abs(Xn) <= 0.9 + box_tol)
+    tol = 8 * eps * np.max(np.abs(X), axis=0)
+    assert np.all(np.abs(est._denormalise(Xn) - X) <= tol)
+
+
+def test_normalisation_extreme_ranges():
+    """Near the float64 limits the box centre and half-extent neither overflow nor vanish."""
+    from sklearn_icml26.surface._mpf import _normalisation
+
+    X = np.array([[-1.5e308, 0.0, 1.0], [1.5e308, 1e308, -1.0], [0.0, -1e308, 0.0]])
+    center_, scale_ = _normalisation(X)
+    assert np.all(np.isfinite(center_)) and np.isfinite(scale_) and scale_ > 0
+    est = MPFSurface()
+    est.center_, est.scale_ = center_, scale_
+    assert np.max(np.abs(est._normalise(X))) == pytest.approx(0.9, rel=1e-12)
+    np.testing.assert_allclose(est._denormalise(est._normalise(X)), X, rtol=1e-15, atol=1e293)
+    X = X * 1e-8  # fields up to ~1 box (1e300) stay representable in input units
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow in the centre, scale or rank check
+        fitted = MPFSurface(**TINY).fit(X)
+    assert np.all(np.isfinite(fitted.center_)) and np.all(np.isfinite(fitted.bounds_))
+    assert np.all(np.isfinite(fitted.transform(X)))
+    tiny = np.array([[0.0, 0.0], [3e-320, 1e-320], [1e-320, 3e-320]])
+    assert _normalisation(tiny)[1] == np.inf
+    with pytest.raises(ValueError, match="X spans a largest half-extent of 1.5e-320, too small "
+                                         "to normalise"):
+        MPFSurface(**TINY).fit(tiny)
+
+
+@pytest.mark.parametrize("log2_scale", [-30, 50])
+def test_power_of_two_rescaled_input_gives_rescaled_fields_and_mesh(log2_scale, hemisphere):
+    """Normalisation is exact for power-of-two scalings: the fit sees the same points."""
+    H, est = hemisphere
+    s = 2.0**log2_scale
+    big = clone(est).fit(H * s)
+    np.testing.assert_array_equal(big.transform(H * s), s * est.transform(H))
+    V1, F1 = est.extract_mesh(24)
+    V2, F2 = big.extract_mesh(24)
+    np.testing.assert_array_equal(F2, F1)
+    np.testing.assert_allclose(V2, s * V1, rtol=1e-12, atol=0)
