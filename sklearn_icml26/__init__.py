@@ -22,9 +22,11 @@ _LAZY_NAMES = {
     "show_versions": "utils._show_versions",
     "ESERegressor": "forecasting",
     "PerSystemRegressor": "forecasting",
+    "HolderTransformerRegressor": "approximation",
 }
 
 _SUBMODULES = [
+    "approximation",
     "base",
     "causal_discovery",
     "datasets",

@@ -48,3 +48,7 @@ from ._single_cell import (  # noqa: E402
 
 __all__ += ["load_krumsiek11", "load_paul15", "make_branching_trajectory",
             "make_hierarchical_blobs"]
+
+from ._holder import make_holder_regression  # noqa: E402
+
+__all__ += ["make_holder_regression"]
