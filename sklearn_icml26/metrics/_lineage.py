@@ -1,6 +1,8 @@
 """Metrics for hierarchies and lineages: dendrogram purity, leaf purity, cluster accuracy,
 pseudotime agreement."""
 
+import warnings
+
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 from scipy.stats import kendalltau, spearmanr
@@ -13,8 +15,20 @@ def _encode(y, name):
     y = np.asarray(y)
     if y.ndim != 1:
         raise ValueError(f"{name} must be 1-D; got shape {y.shape}.")
+    if len(y) == 0:
+        raise ValueError(f"{name} must hold at least one sample; got an empty array.")
     _, codes = np.unique(y, return_inverse=True)
     return codes.ravel()
+
+
+def _encode_pair(y_true, labels):
+    """Integer codes of two labelings of the same samples (lengths checked first)."""
+    n_true, n_labels = np.shape(y_true)[:1], np.shape(labels)[:1]
+    if n_true != n_labels:
+        raise ValueError(f"y_true and labels must have the same length; got "
+                         f"{n_true[0] if n_true else 'a scalar'} and "
+                         f"{n_labels[0] if n_labels else 'a scalar'}.")
+    return _encode(y_true, "y_true"), _encode(labels, "labels")
 
 
 def _check_tree(parent, node_of_sample, n_samples):
@@ -81,7 +95,7 @@ def dendrogram_purity(y_true, parent, node_of_sample, *, self_pairs=True):
     Raises
     ------
     ValueError
-        If the tree is malformed or the shapes disagree.
+        If ``y_true`` is empty, the tree is malformed or the shapes disagree.
 
     References
     ----------
@@ -208,7 +222,15 @@ def leaf_purity(y_true, labels):
     Returns
     -------
     purity : float
-        ``sum over leaves of max_k n_(leaf, k) / n_samples``.
+        ``sum over leaves of max_k n_(leaf, k) / n_samples``, in ``[1 / n_samples, 1]``;
+        1 when every leaf holds one class. It is not symmetric: ``leaf_purity(labels,
+        y_true)`` measures how whole each class stays (one class split over several leaves
+        lowers it, a leaf holding two classes does not).
+
+    Raises
+    ------
+    ValueError
+        If ``y_true`` or ``labels`` is empty or not 1-D, or their lengths differ.
 
     Examples
     --------
@@ -216,11 +238,7 @@ def leaf_purity(y_true, labels):
     >>> leaf_purity([0, 0, 1, 1], [0, 0, 0, 1])
     0.75
     """
-    y = _encode(y_true, "y_true")
-    c = _encode(labels, "labels")
-    if len(y) != len(c):
-        raise ValueError(f"y_true and labels must have the same length; got {len(y)} and "
-                         f"{len(c)}.")
+    y, c = _encode_pair(y_true, labels)
     table = np.zeros((c.max() + 1, y.max() + 1))
     np.add.at(table, (c, y), 1)
     return float(table.max(axis=1).sum() / len(y))
@@ -241,7 +259,13 @@ def cluster_accuracy(y_true, labels):
     Returns
     -------
     accuracy : float
-        Share of samples whose cluster is matched to their class.
+        Share of samples whose cluster is matched to their class, in ``(0, 1]``; symmetric
+        in ``y_true`` and ``labels`` and at most :func:`leaf_purity` either way.
+
+    Raises
+    ------
+    ValueError
+        If ``y_true`` or ``labels`` is empty or not 1-D, or their lengths differ.
 
     Examples
     --------
@@ -249,18 +273,15 @@ def cluster_accuracy(y_true, labels):
     >>> cluster_accuracy([0, 0, 1, 1, 2, 2], [1, 1, 0, 0, 2, 2])
     1.0
     """
-    y = _encode(y_true, "y_true")
-    c = _encode(labels, "labels")
-    if len(y) != len(c):
-        raise ValueError(f"y_true and labels must have the same length; got {len(y)} and "
-                         f"{len(c)}.")
+    y, c = _encode_pair(y_true, labels)
     table = np.zeros((c.max() + 1, y.max() + 1))
     np.add.at(table, (c, y), 1)
     rows, cols = linear_sum_assignment(-table)
     return float(table[rows, cols].sum() / len(y))
 
 
-def pseudotime_correlation(pseudotime, reference, *, method="spearman", mask=None):
+def pseudotime_correlation(pseudotime, reference, *, method="spearman", mask=None,
+                           nan_policy="raise"):
     """Rank correlation between an inferred pseudotime and a reference time.
 
     Parameters
@@ -273,16 +294,26 @@ def pseudotime_correlation(pseudotime, reference, *, method="spearman", mask=Non
         Spearman's rho or Kendall's tau-b.
     mask : array-like of bool of shape (n_samples,), default=None
         Samples to compare (e.g. one lineage); ``None`` uses all.
+    nan_policy : {"raise", "omit"}, default="raise"
+        What to do with NaN in ``pseudotime`` or ``reference`` (among the masked samples):
+        "raise" raises a ``ValueError`` naming the argument and the count; "omit" drops the
+        samples where either is NaN, with a ``UserWarning`` that counts them. Infinite
+        values are ranked as the largest or smallest.
 
     Returns
     -------
     correlation : float
-        In [-1, 1]: 1 for the same order, -1 for the reversed order.
+        In [-1, 1]: 1 for the same order, -1 for the reversed order; symmetric in
+        ``pseudotime`` and ``reference`` and unchanged by increasing transforms of either.
+        NaN, with a ``UserWarning`` naming the argument, when ``pseudotime`` or
+        ``reference`` is constant on the compared samples (no order to compare).
 
     Raises
     ------
     ValueError
-        If ``method`` is unknown or the shapes disagree.
+        If ``method`` or ``nan_policy`` is unknown, the shapes disagree, ``pseudotime`` or
+        ``reference`` holds NaN under ``nan_policy="raise"``, or fewer than 2 samples are
+        compared.
 
     Examples
     --------
@@ -302,8 +333,35 @@ def pseudotime_correlation(pseudotime, reference, *, method="spearman", mask=Non
         if mask.shape != pt.shape:
             raise ValueError(f"mask must have shape {pt.shape}; got {mask.shape}.")
         pt, ref = pt[mask], ref[mask]
+    if method not in ("spearman", "kendall"):
+        raise ValueError(f"method must be 'spearman' or 'kendall'; got {method!r}.")
+    if nan_policy not in ("raise", "omit"):
+        raise ValueError(f"nan_policy must be 'raise' or 'omit'; got {nan_policy!r}.")
+    nan_pt, nan_ref = np.isnan(pt), np.isnan(ref)
+    if nan_policy == "raise":
+        for name, bad in (("pseudotime", nan_pt), ("reference", nan_ref)):
+            if bad.any():
+                raise ValueError(
+                    f"{name} holds {int(bad.sum())} NaN value(s) (first at compared sample "
+                    f"{int(np.argmax(bad))}); drop them with mask=, or pass "
+                    "nan_policy='omit'.")
+    elif (nan_pt | nan_ref).any():
+        drop = nan_pt | nan_ref
+        warnings.warn(
+            f"pseudotime_correlation: dropped {int(drop.sum())} of {len(pt)} samples where "
+            f"pseudotime ({int(nan_pt.sum())}) or reference ({int(nan_ref.sum())}) is NaN "
+            "(nan_policy='omit').", UserWarning, stacklevel=2)
+        pt, ref = pt[~drop], ref[~drop]
+    if len(pt) < 2:
+        raise ValueError(f"pseudotime_correlation needs at least 2 compared samples; got "
+                         f"{len(pt)}.")
+    for name, values in (("pseudotime", pt), ("reference", ref)):
+        if np.all(values == values[0]):
+            warnings.warn(
+                f"pseudotime_correlation: {name} is constant on the {len(pt)} compared "
+                "samples, so the rank correlation is undefined; returning nan.",
+                UserWarning, stacklevel=2)
+            return float("nan")
     if method == "spearman":
         return float(spearmanr(pt, ref).statistic)
-    if method == "kendall":
-        return float(kendalltau(pt, ref).statistic)
-    raise ValueError(f"method must be 'spearman' or 'kendall'; got {method!r}.")
+    return float(kendalltau(pt, ref).statistic)
