@@ -3,7 +3,13 @@
 Conventions follow the CAP-UDF evaluation code (junshengzhou/CAP-UDF@bbfc418,
 ``evaluation/shapenetCars/mesh_evaluator.py``): nearest neighbours come from
 :class:`scipy.spatial.cKDTree`, distances are Euclidean, and both directions are averaged.
+
+Every function divides the coordinates by one power of two near their largest magnitude
+before squaring anything and multiplies the distances back: exact on ordinary inputs
+(bitwise the unscaled results) and free of overflow / underflow at 1e300 or 1e-300.
 """
+
+from numbers import Integral
 
 import numpy as np
 from scipy.spatial import cKDTree
@@ -13,13 +19,21 @@ __all__ = ["chamfer_distance", "f_score", "normal_consistency", "sample_mesh",
            "sample_polylines"]
 
 
+def _check_n(n):
+    if isinstance(n, bool) or not isinstance(n, Integral) or n < 0:
+        raise ValueError(f"n must be a non-negative integer (number of points to draw); got "
+                         f"{n!r}.")
+    return int(n)
+
+
 def _check_points(P, name, n_features=None):
     P = np.asarray(P, dtype=np.float64)
+    if P.size == 0:
+        raise ValueError(f"{name} must hold at least one point; got an empty array of shape "
+                         f"{P.shape}.")
     if P.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array of shape (n_points, n_features); "
                          f"got an array of shape {P.shape}.")
-    if P.shape[0] == 0:
-        raise ValueError(f"{name} must hold at least one point; got shape {P.shape}.")
     if n_features is not None and P.shape[1] != n_features:
         raise ValueError(f"{name} must have {n_features} columns like the other point set; "
                          f"got shape {P.shape}.")
@@ -32,6 +46,47 @@ def _nn_distances(A, B):
     """Distances from every point of A to its nearest point of B, and that point's index."""
     dist, idx = cKDTree(B).query(A, k=1)
     return dist, idx
+
+
+def _pow2_below(m):
+    """Powers of two ``c`` with ``m / 2 <= c <= m`` for ``m > 0`` (1 where ``m == 0``).
+
+    Unlike ``utils._scaling._pow2_scale`` (the power of two above ``m``), it stays finite
+    for every finite ``m``, the largest float64 included; ``|a| / c < 2`` for ``|a| <= m``.
+    """
+    _, exponent = np.frexp(m)
+    return np.where(m > 0, np.ldexp(1.0, exponent - 1), 1.0)
+
+
+def _common_scale(*arrays):
+    """One power of two at the order of magnitude of the largest |coordinate| (1 for 0)."""
+    peak = max(float(np.max(np.abs(a))) for a in arrays)
+    return float(_pow2_below(np.array(peak)))
+
+
+def _both_ways(A, B):
+    """Nearest-neighbour distances A -> B and B -> A on pre-scaled points.
+
+    Returns the distances divided by ``c`` (a power of two, so exact), their indices and
+    ``c``: multiply a mean of distances by ``c`` and one of squared distances by ``c^2``.
+    """
+    c = _common_scale(A, B)
+    A, B = A / c, B / c
+    d_ab, i_ab = _nn_distances(A, B)
+    d_ba, i_ba = _nn_distances(B, A)
+    return d_ab, i_ab, d_ba, i_ba, c
+
+
+def _unscale(value, c, power, what):
+    """``value * c**power`` (c a power of two) or a ValueError when it overflows float64."""
+    mantissa, exponent = np.frexp(c)
+    with np.errstate(over="ignore"):
+        out = float(np.ldexp(value, int(power * (exponent - 1))))
+    if not np.isfinite(out):
+        approx = float(np.log10(value)) + power * (exponent - 1) * np.log10(2.0)
+        raise ValueError(f"{what} (about {10 ** (approx % 1):.2g}e+{int(approx)}) overflows "
+                         "float64; use squared=False or rescale the point sets.")
+    return out
 
 
 def chamfer_distance(A, B, *, squared=False):
@@ -58,7 +113,10 @@ def chamfer_distance(A, B, *, squared=False):
     Raises
     ------
     ValueError
-        If a set is empty, not 2-D, holds NaN/inf, or the sets differ in dimension.
+        If a set is empty, not 2-D, holds NaN/inf, or the sets differ in dimension; with
+        ``squared=True``, if the result exceeds the float64 range (coordinates beyond about
+        1e154 apart). Coordinates up to the float64 limit are otherwise fine: the points are
+        pre-scaled by a power of two, which leaves ordinary results bitwise unchanged.
 
     References
     ----------
@@ -75,11 +133,11 @@ def chamfer_distance(A, B, *, squared=False):
     """
     A = _check_points(A, "A")
     B = _check_points(B, "B", A.shape[1])
-    d_ab, _ = _nn_distances(A, B)
-    d_ba, _ = _nn_distances(B, A)
+    d_ab, _, d_ba, _, c = _both_ways(A, B)
     if squared:
-        return float(0.5 * (np.mean(d_ab**2) + np.mean(d_ba**2)))
-    return float(0.5 * (np.mean(d_ab) + np.mean(d_ba)))
+        return _unscale(0.5 * (np.mean(d_ab**2) + np.mean(d_ba**2)), c, 2,
+                        "squared=True: the squared Chamfer distance")
+    return _unscale(0.5 * (np.mean(d_ab) + np.mean(d_ba)), c, 1, "the Chamfer distance")
 
 
 def f_score(A, B, *, threshold, return_precision_recall=False):
@@ -112,7 +170,8 @@ def f_score(A, B, *, threshold, return_precision_recall=False):
     Raises
     ------
     ValueError
-        If ``threshold`` is not positive or the point sets are invalid.
+        If ``threshold`` is not positive or the point sets are invalid (empty, not 2-D,
+        NaN/inf, different dimensions).
 
     References
     ----------
@@ -132,10 +191,10 @@ def f_score(A, B, *, threshold, return_precision_recall=False):
         raise ValueError(f"threshold must be a positive finite number; got {threshold!r}.")
     A = _check_points(A, "A")
     B = _check_points(B, "B", A.shape[1])
-    d_ab, _ = _nn_distances(A, B)
-    d_ba, _ = _nn_distances(B, A)
-    precision = float(np.mean(d_ab <= threshold))
-    recall = float(np.mean(d_ba <= threshold))
+    d_ab, _, d_ba, _, c = _both_ways(A, B)
+    t = threshold / c  # exact: c is a power of two
+    precision = float(np.mean(d_ab <= t))
+    recall = float(np.mean(d_ba <= t))
     total = precision + recall
     f = 0.0 if total == 0 else 2.0 * precision * recall / total
     if return_precision_recall:
@@ -149,6 +208,7 @@ def _check_normals(N, P, name):
         raise ValueError(f"{name} must have the shape of its points {P.shape}; got {N.shape}.")
     if not np.all(np.isfinite(N)):
         raise ValueError(f"{name} holds NaN or infinite values.")
+    N = N / _pow2_below(np.max(np.abs(N), axis=1))[:, None]  # no overflow/underflow of norms
     norms = np.linalg.norm(N, axis=1)
     zero = np.flatnonzero(norms == 0)
     if zero.size:
@@ -182,7 +242,9 @@ def normal_consistency(A, NA, B, NB):
     Raises
     ------
     ValueError
-        If a normal has zero length, or shapes do not match their points.
+        If a point set is invalid (empty, not 2-D, NaN/inf, different dimensions), a normal
+        has zero length, or shapes do not match their points. Normals of any non-zero
+        length (1e-300 or 1e300) are normalised without overflow.
 
     References
     ----------
@@ -202,8 +264,7 @@ def normal_consistency(A, NA, B, NB):
     B = _check_points(B, "B", A.shape[1])
     NA = _check_normals(NA, A, "NA")
     NB = _check_normals(NB, B, "NB")
-    _, i_ab = _nn_distances(A, B)
-    _, i_ba = _nn_distances(B, A)
+    _, i_ab, _, i_ba, _ = _both_ways(A, B)
     cos_a = np.abs(np.sum(NA * NB[i_ab], axis=1))
     cos_b = np.abs(np.sum(NB * NA[i_ba], axis=1))
     return float(np.clip(0.5 * (cos_a.mean() + cos_b.mean()), 0.0, 1.0))
@@ -233,7 +294,10 @@ def sample_mesh(vertices, faces, n, random_state=None):
     Raises
     ------
     ValueError
-        If the mesh has no face of positive area.
+        If ``n`` is not a non-negative integer, ``vertices`` or ``faces`` have the wrong
+        shape, ``vertices`` holds NaN/inf, ``faces`` holds non-integer or out-of-range
+        indices, or no face has positive area (an empty mesh included). Coordinates up to
+        the float64 limit are fine (areas are computed on power-of-two pre-scaled points).
 
     Examples
     --------
@@ -244,17 +308,31 @@ def sample_mesh(vertices, faces, n, random_state=None):
     >>> P.shape, np.abs(N[:, 2]).tolist()
     ((5, 3), [1.0, 1.0, 1.0, 1.0, 1.0])
     """
+    n = _check_n(n)
     V = np.asarray(vertices, dtype=np.float64)
-    F = np.asarray(faces, dtype=np.int64)
-    if V.ndim != 2 or V.shape[1] != 3 or F.ndim != 2 or F.shape[1] != 3:
-        raise ValueError(f"sample_mesh needs vertices (v, 3) and faces (f, 3); got "
-                         f"{V.shape} and {F.shape}.")
+    if V.ndim != 2 or V.shape[1] != 3:
+        raise ValueError(f"vertices must have shape (n_vertices, 3); got {V.shape}.")
+    if not np.all(np.isfinite(V)):
+        raise ValueError("vertices holds NaN or infinite coordinates.")
+    F = np.asarray(faces)
+    if F.ndim != 2 or F.shape[1] != 3:
+        raise ValueError(f"faces must have shape (n_faces, 3); got {F.shape}.")
+    if F.size and not (np.issubdtype(F.dtype, np.integer)
+                       or (np.issubdtype(F.dtype, np.floating)
+                           and np.all(F == np.round(F)))):
+        raise ValueError(f"faces must hold integer vertex indices; got dtype {F.dtype}.")
+    F = F.astype(np.int64)
+    if F.size and (F.min() < 0 or F.max() >= len(V)):
+        raise ValueError(f"faces must hold vertex indices in [0, {len(V)}); got indices "
+                         f"from {F.min()} to {F.max()}.")
     rng = check_random_state(random_state)
-    tri = V[F]
+    c = _common_scale(V) if V.size else 1.0
+    tri = V[F] / c  # pre-scaled by a power of two: the cross products cannot overflow
     cross = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
     area2 = np.linalg.norm(cross, axis=1)
     if F.shape[0] == 0 or area2.sum() <= 0:
-        raise ValueError("sample_mesh needs a mesh with at least one face of positive area.")
+        raise ValueError(f"faces must hold at least one face of positive area; got "
+                         f"{F.shape[0]} faces, none with positive area.")
     face = rng.choice(F.shape[0], size=n, p=area2 / area2.sum())
     u, v = rng.uniform(size=(2, n))
     flip = u + v > 1
@@ -263,7 +341,7 @@ def sample_mesh(vertices, faces, n, random_state=None):
     points = t[:, 0] + u[:, None] * (t[:, 1] - t[:, 0]) + v[:, None] * (t[:, 2] - t[:, 0])
     with np.errstate(invalid="ignore", divide="ignore"):
         normals = cross[face] / area2[face, None]
-    return points, normals
+    return points * c, normals
 
 
 def sample_polylines(curves, n, random_state=None):
@@ -288,7 +366,8 @@ def sample_polylines(curves, n, random_state=None):
     Raises
     ------
     ValueError
-        If the polylines have no segment of positive length.
+        If ``n`` is not a non-negative integer, a polyline does not have shape (m, 2) or
+        holds NaN/inf, or no segment has positive length (no polyline included).
 
     Examples
     --------
@@ -298,27 +377,36 @@ def sample_polylines(curves, n, random_state=None):
     >>> P.shape, np.abs(N[:, 1]).tolist()
     ((4, 2), [1.0, 1.0, 1.0, 1.0])
     """
+    n = _check_n(n)
     starts, ends = [], []
+    curves = list(curves)
     for c in curves:
         c = np.asarray(c, dtype=np.float64)
         if c.ndim != 2 or c.shape[1] != 2:
-            raise ValueError(f"every polyline must have shape (m, 2); got {c.shape}.")
+            raise ValueError(f"every polyline of curves must have shape (m, 2); got "
+                             f"{c.shape}.")
+        if not np.all(np.isfinite(c)):
+            raise ValueError("curves holds NaN or infinite coordinates.")
         if len(c) >= 2:
             starts.append(c[:-1])
             ends.append(c[1:])
+    no_segment = ("curves must hold at least one segment of positive length; got "
+                  f"{len(curves)} polylines")
     if not starts:
-        raise ValueError("sample_polylines needs at least one segment of positive length.")
+        raise ValueError(f"{no_segment}, none with two points or more.")
     a, b = np.concatenate(starts), np.concatenate(ends)
+    scale = _common_scale(a, b)
+    a, b = a / scale, b / scale  # pre-scaled by a power of two: no overflow of the lengths
     length = np.linalg.norm(b - a, axis=1)
     if length.sum() <= 0:
-        raise ValueError("sample_polylines needs at least one segment of positive length.")
+        raise ValueError(f"{no_segment}, all of zero length.")
     rng = check_random_state(random_state)
     seg = rng.choice(len(a), size=n, p=length / length.sum())
     t = rng.uniform(size=n)
     points = a[seg] + t[:, None] * (b[seg] - a[seg])
     tangent = (b[seg] - a[seg]) / length[seg, None]
     normals = np.stack([-tangent[:, 1], tangent[:, 0]], axis=1)
-    return points, normals
+    return points * scale, normals
 
 
 def _surface_scores(A, NA, B, NB, thresholds=(0.005, 0.01)):
@@ -331,12 +419,13 @@ def _surface_scores(A, NA, B, NB, thresholds=(0.005, 0.01)):
     B = _check_points(B, "B", A.shape[1])
     NA = _check_normals(NA, A, "NA")
     NB = _check_normals(NB, B, "NB")
-    d_ab, i_ab = _nn_distances(A, B)
-    d_ba, i_ba = _nn_distances(B, A)
-    out = {"cd_l1": float(0.5 * (d_ab.mean() + d_ba.mean())),
-           "cd_l2": float(0.5 * (np.mean(d_ab**2) + np.mean(d_ba**2)))}
+    d_ab, i_ab, d_ba, i_ba, c = _both_ways(A, B)
+    out = {"cd_l1": _unscale(0.5 * (np.mean(d_ab) + np.mean(d_ba)), c, 1,
+                             "the Chamfer distance"),
+           "cd_l2": _unscale(0.5 * (np.mean(d_ab**2) + np.mean(d_ba**2)), c, 2,
+                             "the squared Chamfer distance (cd_l2)")}
     for t in thresholds:
-        p, r = float(np.mean(d_ab <= t)), float(np.mean(d_ba <= t))
+        p, r = float(np.mean(d_ab <= t / c)), float(np.mean(d_ba <= t / c))
         out[f"f_{t:g}"] = 0.0 if p + r == 0 else 2 * p * r / (p + r)
     cos_a = np.abs(np.sum(NA * NB[i_ab], axis=1))
     cos_b = np.abs(np.sum(NB * NA[i_ba], axis=1))
