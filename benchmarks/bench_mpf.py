@@ -19,9 +19,13 @@ interrupted run keeps what finished. On a GPU machine::
 ``--methods anchors`` runs only the Open3D rows (CPU); ``--merge A.json B.json`` joins the rows
 of several runs (later files win on the same dataset, noise and method) and re-checks the
 targets; ``--time-one-fit`` times one default MPF fit on this machine (the spec's
-"<= 5 min per fit on 2 cores" is measured that way, on the 2-core machine). ``--quick``:
-open_hemisphere at noise 0, its first 4000 input and 20000 ground-truth points, widths 32, 30
-warm-start steps, 5 epochs, resolution 48, in-process.
+"<= 5 min per fit on 2 cores" is measured that way, on the 2-core machine). The row
+``MPFSurface[extract_mesh memory, resolution=R]`` (``--memory-resolution R``, default 512;
+1024 on a GPU machine; 0 skips it) times one ``extract_mesh`` at resolution R of a small fit
+(widths 16, 2 epochs: the network's size does not change the grid's memory) and records its
+peak traced (numpy) memory. ``--quick``: open_hemisphere at noise 0, its first 4000 input and
+20000 ground-truth points, widths 32, 30 warm-start steps, 5 epochs, resolution 48, the memory
+row at resolution 64, in-process.
 """
 
 import concurrent.futures as cf
@@ -31,6 +35,7 @@ import os
 import resource
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -48,7 +53,8 @@ from sklearn_icml26.utils._benchmark import (
 )
 
 COLUMNS = ["dataset", "noise", "method", "cd_l1", "cd_l2", "f_0.005", "f_0.01", "nc",
-           "cd_l1_over_floor", "fit_seconds", "extract_seconds", "peak_memory_mb", "hardware"]
+           "cd_l1_over_floor", "fit_seconds", "extract_seconds", "peak_memory_mb",
+           "peak_traced_mb", "hardware"]
 FIELDS = ("mpf", "sdf", "udf")
 
 
@@ -135,6 +141,45 @@ def neural_job(name, noise, field, params, resolutions, n_samples, device, threa
     return rows
 
 
+SMALL_FIT = dict(max_epochs=5, hidden_width=32, head_width=32, warm_start_iter=30,
+                 random_state=0)
+# the memory row's fit: the network's size does not change what the grid costs
+MEMORY_FIT = dict(max_epochs=2, hidden_width=16, head_width=16, n_layers=1,
+                  warm_start_iter=30, random_state=0)
+
+
+def memory_job(name, resolution, device, threads, n_input=None):
+    """Seconds and peak memory of one ``extract_mesh(resolution)`` of a small fit.
+
+    The peak is tracemalloc's (numpy arrays: the grid's slabs, the mesh; torch's allocator
+    is not traced), so the row isolates what the grid costs; ``peak_memory_mb`` is the
+    process's resident peak (torch runtime and fit included). Before the slab-wise grid
+    (issue 13) the traced peak was 64 bytes per grid point: 128 MiB at 128^3, 1 GiB at 256^3,
+    64 GiB at 1024^3.
+    """
+    torch.set_num_threads(threads)
+    data = load(name, n_input, 1000)
+    est = MPFSurface(device=device, **MEMORY_FIT).fit(data.points)
+    est.extract_mesh(16)  # imports and first calls outside the measurement
+    tracing = tracemalloc.is_tracing()
+    if not tracing:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    start = time.perf_counter()
+    V, F = est.extract_mesh(resolution)
+    extract_s = time.perf_counter() - start
+    traced = tracemalloc.get_traced_memory()[1] / 2**20
+    if not tracing:
+        tracemalloc.stop()
+    return [{"dataset": name, "noise": 0.0,
+             "method": f"MPFSurface[extract_mesh memory, resolution={resolution}]",
+             "resolution": resolution, "grid_points": resolution**3,
+             "extract_seconds": extract_s, "peak_traced_mb": traced,
+             "whole_grid_float32_mb": 4 * resolution**3 / 2**20,
+             "n_vertices": len(V), "n_faces": len(F), "peak_memory_mb": peak_rss_mb(),
+             "hardware": hardware(device)}]
+
+
 def anchor_job(name, noise, n_samples, n_input=None):
     """Screened Poisson (raw, density-trimmed) and ball pivoting, when open3d imports."""
     try:
@@ -193,7 +238,7 @@ def finish_rows(rows):
     floors = {(r["dataset"], r["noise"]): r["cd_l1"] for r in rows if r["method"] == "floor"}
     for row in rows:
         ref = floors.get((row["dataset"], row["noise"]))
-        if ref is not None:
+        if ref is not None and "cd_l1" in row:
             row["cd_l1_over_floor"] = row["cd_l1"] / ref
     shape_order = {s: i for i, s in enumerate(MPF_SHAPES)}
     method_order = ["floor", "MPFSurface", "MPFSurface[trim=metric]", "MPFSurface[field=sdf]",
@@ -258,6 +303,11 @@ def targets(rows):
             ref = m["MPFSurface[field=sdf][trim=points]"]["cd_l1"]
             add(f"ambitious: MPF CD-L1 <= SDF + point trim ({where})", f"<= {ref:.4g}",
                 mpf["cd_l1"], mpf["cd_l1"] <= ref)
+    for r in rows:
+        if r["method"].startswith("MPFSurface[extract_mesh memory"):
+            add(f"must: extract_mesh peak traced memory <= 2 GiB (resolution "
+                f"{r['resolution']}; issue 13)", "<= 2048 MiB", r["peak_traced_mb"],
+                r["peak_traced_mb"] <= 2048)
     timing = [r for r in rows if r["method"].startswith("MPFSurface[timing")]
     for r in timing:
         add(f"must: one default MPF fit <= 5 min on 2 CPU cores ({r['dataset']}, "
@@ -282,6 +332,11 @@ NOTES = [
     "(includes the torch / CUDA runtime); GPU rows also give peak_gpu_memory_mb.",
     "floor = an independent 100000-point sample of the true shape (make_thin_shell, "
     "random_state 1) scored as a reconstruction.",
+    "MPFSurface[extract_mesh memory, resolution=R]: one extract_mesh of a small fit (widths "
+    "16, 2 epochs); peak_traced_mb = tracemalloc's peak during it (the grid is evaluated and "
+    "meshed in float32 slabs of 2^22 points, so it grows with the mesh, not with R^3; "
+    "whole_grid_float32_mb is what the whole field alone would take; before issue 13 the "
+    "traced peak was 64 bytes per grid point).",
 ]
 
 
@@ -299,6 +354,9 @@ def main(argv=None):
     parser.add_argument("--resolution", type=int, default=128, help="marching-cubes grid")
     parser.add_argument("--extra-resolution", type=int, nargs="*", default=[],
                         help="also extract at these resolutions (spec: 192 in the full run)")
+    parser.add_argument("--memory-resolution", type=int, default=None,
+                        help="resolution of the extract_mesh memory row (default 512, "
+                             "--quick 64; 0 skips it)")
     parser.add_argument("--device", default="cpu", help="torch device of the fits")
     parser.add_argument("--workers", type=int, default=1, help="fits at a time (processes)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per fit")
@@ -355,8 +413,7 @@ def main(argv=None):
         quick = args.quick
         if quick:
             shapes, noises, resolutions = ["open_hemisphere"], [0.0], [48]
-            params = dict(max_epochs=5, hidden_width=32, head_width=32, warm_start_iter=30,
-                          random_state=0)
+            params = dict(SMALL_FIT)
             n_samples, n_input = 20000, 4000
         else:
             shapes, noises = args.shapes, args.noises
@@ -393,6 +450,12 @@ def main(argv=None):
             jobs += [(neural_job, (name, noise, field, params, resolutions, n_samples,
                                    args.device, args.threads, n_input))
                      for name, noise, field in todo]
+            memory_res = args.memory_resolution
+            if memory_res is None:
+                memory_res = 64 if quick else 512
+            if memory_res:
+                jobs.append((memory_job, (shapes[0], memory_res, args.device, args.threads,
+                                          n_input)))
         if quick:  # in-process: seconds, no worker start-up
             for func, job_args in jobs:
                 rows += func(*job_args)
@@ -426,9 +489,10 @@ def main(argv=None):
                         rows += new
                         for r in new:
                             print(f"[{time.perf_counter() - start:5.0f}s] {r['dataset']} "
-                                  f"noise={r['noise']} {r['method']}: CD-L1 {r['cd_l1']:.4f} "
-                                  f"NC {r.get('nc', np.nan):.4f} fit {r['fit_seconds']:.1f}s",
-                                  flush=True)
+                                  f"noise={r['noise']} {r['method']}: CD-L1 "
+                                  f"{r.get('cd_l1', np.nan):.4f} NC {r.get('nc', np.nan):.4f} "
+                                  f"fit {r.get('fit_seconds', np.nan):.1f}s "
+                                  f"extract {r.get('extract_seconds', np.nan):.1f}s", flush=True)
                         write(args.output, list(rows), quick, protocol,
                               notes + ["partial: written while fits were still running"]
                               if (queue or pending) else notes)
