@@ -24,7 +24,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils import progress_bar
 from ..utils._parallel import Parallel, delayed
-from ..utils._scaling import _pow2_scale
 
 __all__ = ["ESERegressor", "PerSystemRegressor", "last_window", "sliding_window"]
 
@@ -393,7 +392,8 @@ def _rescaled_windows(W):
     Shares are invariant to the scale of a window; rows whose largest magnitude is outside
     ``[2**-500, 2**500]`` are brought to order one (the totals of values near 1e308 overflow,
     subnormal values lose digits). Other rows, and ``W`` itself when no row is extreme, are
-    left untouched (no copy).
+    left untouched (no copy). Not ``utils._scaling._pow2_scale``: its power of two overflows
+    for values >= 2**1023.
     """
     flat = W.reshape(W.shape[0], -1)
     big = np.maximum(flat.max(axis=1), -flat.min(axis=1)) if flat.shape[1] else np.zeros(0)
@@ -401,7 +401,9 @@ def _rescaled_windows(W):
     if not extreme.any():
         return W
     W = W.copy()
-    W[extreme] /= _pow2_scale(flat[extreme], axis=1)[:, None, None]
+    _, exponent = np.frexp(big[extreme])
+    # ldexp scales by 2**-exponent without forming it (2**1024 and 2**1074 overflow)
+    W[extreme] = np.ldexp(W[extreme], -exponent[:, None, None])
     return W
 
 

@@ -7,12 +7,15 @@ reference numbers on the released data).
 
 import warnings
 
+import hypothesis.extra.numpy as hnp
+import hypothesis.strategies as st
 import numpy as np
 import pandas as pd
 import pytest
 from conftest import require_data
+from hypothesis import given, settings
 from joblib import parallel_config
-from sklearn import config_context
+from sklearn import clone, config_context
 from sklearn.dummy import DummyRegressor
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LinearRegression, Ridge
@@ -629,3 +632,96 @@ def test_string_targets_say_y_must_be_numeric(Est):
     rng = np.random.default_rng(0)
     y = (1.0 + rng.random((30, 2))).astype(object)
     assert Est().fit(1.0 + rng.random((30, 8)), y).predict(np.ones((2, 8))).shape == (2, 2)
+
+
+# --------------------------------------------------------------------------------------------
+# n_jobs and warnings (issue 13.7)
+# --------------------------------------------------------------------------------------------
+def _recorded(func):
+    with warnings.catch_warnings(record=True) as records:
+        warnings.simplefilter("always")
+        result = func()
+    return result, sorted((r.category.__name__, str(r.message)) for r in records)
+
+
+def test_per_system_n_jobs_shows_the_warnings_of_n_jobs_1():
+    from sklearn.linear_model import Lasso
+
+    Y, _, _ = _panel(3, 90)
+    X, y = sliding_window(Y, 6)
+    est = PerSystemRegressor(Lasso(alpha=1e-6, max_iter=1, tol=0.0), scaling=None)
+    fit1, seq = _recorded(lambda: clone(est).fit(X, y))
+    fit2, par = _recorded(lambda: clone(est).set_params(n_jobs=2).fit(X, y))  # loky processes
+    assert len(seq) == 3 and all(c == "ConvergenceWarning" for c, _ in seq)  # one per system
+    assert par == seq
+    np.testing.assert_array_equal(fit2.predict(X), fit1.predict(X))
+    # the caller's filters decide, whatever n_jobs is
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        with pytest.raises(ConvergenceWarning):
+            clone(est).set_params(n_jobs=2).fit(X, y)
+
+
+@pytest.mark.parametrize("stop", ["ted", "cointegration"])
+def test_ese_shares_n_jobs_and_huge_windows(stop):
+    # values near the float64 limit: the totals overflowed (a RuntimeWarning inside the
+    # workers, seen by the caller only with n_jobs=1) and the rows got uniform shares
+    Y, _, _ = _panel(6, 60, share_noise=0.02)
+    X, y = sliding_window(Y, 8)
+    est = ESERegressor(stop=stop).fit(X, y)
+    base, base_warnings = _recorded(lambda: est.equilibrium_shares(X))
+    for scale in (1.5e308 / X.max(), 1e-300):  # the first makes every total overflow
+        seq, seq_warnings = _recorded(lambda s=scale: est.equilibrium_shares(s * X))
+        par, par_warnings = _recorded(
+            lambda s=scale: clone(est).set_params(n_jobs=2).fit(X, y).equilibrium_shares(s * X))
+        assert seq_warnings == par_warnings == base_warnings
+        np.testing.assert_allclose(seq, base, rtol=1e-12, atol=1e-15)
+        np.testing.assert_array_equal(par, seq)
+
+
+# --------------------------------------------------------------------------------------------
+# property tests
+# --------------------------------------------------------------------------------------------
+_panels = st.tuples(st.integers(1, 4), st.integers(2, 6), st.integers(1, 5)).flatmap(
+    lambda s: hnp.arrays(np.float64, (s[0], s[1] * s[2]),
+                         elements=st.floats(1e-3, 1e3)).map(lambda X, n=s[1]: (X, n)))
+_settings = st.sampled_from([
+    {}, {"damping": 1.0}, {"damping": 0.2}, {"stop": "ted", "max_iter": 5},
+    {"stop": "ted", "init": "zeros", "max_iter": 60},
+])
+
+
+def _fitted(X, n, params):
+    y = X.reshape(len(X), n, -1)[:, :, -1]
+    X2, y2 = np.vstack([X, X]), np.vstack([y, y])  # at least 2 rows for fit
+    return ESERegressor(**params).fit(X2, y2)
+
+
+@settings(max_examples=30, deadline=None)
+@given(_panels, _settings, st.floats(-0.5, 0.5), st.floats(0, 1))
+def test_property_shares_sum_to_one(panel, params, shift, zero_fraction):
+    X, n = panel
+    X = X / 1e3 - shift  # signed values too, some totals <= 0
+    X[:, : int(zero_fraction * X.shape[1])] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        shares = _fitted(np.abs(X) + 1.0, n, params).equilibrium_shares(X)
+    assert shares.shape == (len(X), n) and np.all(np.isfinite(shares))
+    np.testing.assert_allclose(shares.sum(axis=1), 1.0, atol=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(_panels, _settings, st.floats(-300, 300), st.booleans(), st.floats(0.1, 0.9))
+def test_property_shares_are_scale_invariant(panel, params, log10_scale, to_limit, fraction):
+    X, n = panel
+    est = _fitted(X, n, params)
+    # any power of ten, or the largest value at a fraction of the float64 limit
+    if to_limit:
+        X_scaled = X / X.max() * (fraction * np.finfo(np.float64).max)
+    else:
+        X_scaled = X * 10.0**log10_scale
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        base = est.equilibrium_shares(X)
+        scaled = est.equilibrium_shares(X_scaled)
+    np.testing.assert_allclose(scaled, base, rtol=1e-10, atol=1e-14)
