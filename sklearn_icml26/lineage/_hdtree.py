@@ -9,7 +9,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
-from scipy.sparse import coo_matrix, csr_matrix
+from scipy.sparse import coo_matrix, csr_matrix, issparse
 from scipy.sparse.csgraph import connected_components, dijkstra, minimum_spanning_tree
 from sklearn.base import (
     BaseEstimator,
@@ -28,6 +28,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import TorchEstimatorMixin
+from ..utils._scaling import _robust_mean_std, _standardize
 from ._hdtree_module import (
     Embedder64,
     HDTreeLoss,
@@ -44,6 +45,14 @@ __all__ = ["HDTreeLineage"]
 # stage-1 embeddings of digits (defaults, seeds 0-2, before stage 2): 10-leaf dendrogram purity
 # 0.793/0.792/0.792 against 0.709/0.72/0.73 for the plain 2-means split ("kmeans").
 GAP_GROUPS, GAP_BANDWIDTH = 8, 0.5
+# a feature is constant when its standard deviation is at most this share of its largest
+# magnitude (round-off of the mean of a constant column is a few ulps, about 1e-16)
+CONSTANT_RTOL = 1e-12
+
+
+def _dense(X):
+    """A float64 ndarray of ``X`` (a validated array or CSR/CSC matrix)."""
+    return X.toarray() if issparse(X) else X
 
 
 def _check_stage_fractions(value):
@@ -164,8 +173,10 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
     feature_mean_ : ndarray of shape (n_features_in_,)
         Per-feature mean used to standardise the input.
     feature_scale_ : ndarray of shape (n_features_in_,)
-        Per-feature standard deviation used to standardise the input (1 for constant
-        features).
+        Per-feature standard deviation used to standardise the input. A feature whose
+        standard deviation is at most ``1e-12`` times its largest magnitude is constant and
+        gets the power of two just above that magnitude (1 for an all-zero feature), so
+        that ``X * s`` gives the same fit for any ``s > 0``.
     embedding_ : ndarray of shape (n_samples, n_components)
         Scaled embedding ê of the training rows.
     embedding_mean_ : ndarray of shape (n_components,)
@@ -203,7 +214,12 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
 
     Notes
     -----
-    Choices of this implementation beyond the paper: the input is standardised per feature;
+    Choices of this implementation beyond the paper: the input is standardised per feature
+    (moments on power-of-two pre-scaled columns, so that inputs near 1e-300 or 1e300 neither
+    underflow nor overflow, and constant features are detected relative to their magnitude);
+    CSR/CSC input is accepted and made dense (the standardised input is dense anyway);
+    when the nearest-code graph of the pseudotime falls into several connected components
+    it is joined by minimum-spanning-tree edges with a ``UserWarning``;
     the last BatchNorm weights of ``z`` and of the embedding start at 3 and 30 instead of 1
     (with few hundred Adam steps the unit-variance start keeps clusters inside the kernel
     width and the codebook's top-down splits cut through them); ``transform`` and routing use
@@ -302,6 +318,7 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64"]
+        tags.input_tags.sparse = True
         return tags
 
     # -- adapter hooks --
@@ -478,8 +495,9 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training rows (cells x features, e.g. log-normalised, scaled genes), float.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training rows (cells x features, e.g. log-normalised, scaled genes), float; a
+            sparse matrix (CSR/CSC, others are converted) is made dense.
         y : None
             Ignored.
         root_mask : array-like of bool of shape (n_samples,), default=None
@@ -501,7 +519,7 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
             ``n_levels`` or if ``root_mask`` is not a boolean vector of length ``n_samples``
             or is all False.
         """
-        X = validate_data(self, X, dtype=np.float64)
+        X = _dense(validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64))
         n, n_features = X.shape
         if n < self.n_neighbors + 1:
             raise ValueError(
@@ -521,11 +539,15 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
             )
         root_mask = self._check_root_mask(root_mask, n)
 
-        self.feature_mean_ = X.mean(axis=0)
-        scale = X.std(axis=0)
-        scale[~(scale > 1e-12 * np.maximum(1.0, np.abs(self.feature_mean_)))] = 1.0
+        # moments on power-of-two pre-scaled columns (no overflow at 1e300, no underflow at
+        # 1e-300); a column is constant when its sd is below CONSTANT_RTOL times its largest
+        # magnitude, and is then scaled by that magnitude's power of two (1 for zeros), so
+        # X * s gives the same standardised input for any s
+        self.feature_mean_, scale, magnitude = _robust_mean_std(X, axis=0)
+        constant = ~(scale > CONSTANT_RTOL * magnitude)
+        scale[constant] = magnitude[constant]
         self.feature_scale_ = scale
-        Xs = (X - self.feature_mean_) / self.feature_scale_
+        Xs = _standardize(X, self.feature_mean_, self.feature_scale_)
 
         rs = check_random_state(self.random_state)
         seed = int(rs.randint(np.iinfo(np.int32).max))
@@ -677,6 +699,14 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
             W = np.maximum(W, W.T)
             n_comp, _ = connected_components(csr_matrix(W > 0), directed=False)
             if n_comp > 1:
+                warnings.warn(
+                    f"HDTreeLineage: the pseudotime graph of the {n_nodes} occupied "
+                    f"level-{self._pt_level()} codes (graph_neighbors={self.graph_neighbors} "
+                    f"nearest codes each) has {n_comp} connected components; they are joined "
+                    "by edges of the codes' minimum spanning tree, so the pseudotime crosses "
+                    "between separate groups of cells along those edges. Raise "
+                    "graph_neighbors, or fit each group on its own if they are separate "
+                    "lineages.", UserWarning, stacklevel=4)
                 mst = minimum_spanning_tree(csr_matrix(D + 1e-12 * (D == 0))).toarray()
                 mst = np.maximum(mst, mst.T)
                 W = np.where(W > 0, W, mst)
@@ -732,8 +762,9 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
 
     # -- public methods --
     def _standardise(self, X):
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        Xs = (X - self.feature_mean_) / self.feature_scale_
+        X = _dense(validate_data(self, X, reset=False, accept_sparse=("csr", "csc"),
+                                 dtype=np.float64))
+        Xs = _standardize(X, self.feature_mean_, self.feature_scale_)
         self._check_precision_range(Xs, X)
         return Xs
 
@@ -754,8 +785,8 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows to embed.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to embed (dense or CSR/CSC).
 
         Returns
         -------
@@ -783,8 +814,8 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows to route.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to route (dense or CSR/CSC).
 
         Returns
         -------
@@ -799,8 +830,8 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows to assign.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to assign (dense or CSR/CSC).
 
         Returns
         -------
@@ -879,8 +910,8 @@ dendrogram_purity`.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows (dense or CSR/CSC).
         root_code : int or None, default=None
             Code id where time starts; ``None`` uses ``root_code_``. A code outside the
             pseudotime graph is replaced by the nearest graph code; the scale is then the

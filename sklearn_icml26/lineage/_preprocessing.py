@@ -1,30 +1,65 @@
-"""Count preprocessing for single-cell data from scikit-learn pieces (scanpy-free)."""
+"""Count preprocessing for single-cell data from scikit-learn pieces (scanpy-free).
+
+Every step is a transformer with ``get_feature_names_out`` and ``set_output``. Raw counts may
+be a CSR/CSC matrix: normalisation and ``log1p`` keep them sparse (as a sparse-column
+DataFrame under ``set_output(transform="pandas")``), and only the selected genes are made
+dense, by the gene selection step, since scaling centres them.
+"""
 
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from scipy.sparse import issparse
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
 from sklearn.decomposition import PCA
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import FunctionTransformer, StandardScaler
+from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import Interval, validate_params
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils._set_output import _get_output_config
+from sklearn.utils.sparsefuncs import mean_variance_axis
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
 __all__ = ["make_count_pipeline"]
 
+_SPARSE_FORMATS = ("csr", "csc")
+
 
 def _check_counts(estimator, X, reset):
-    X = validate_data(estimator, X, reset=reset, dtype=np.float64)
-    if X.size and X.min() < 0:
-        raise ValueError(
-            f"Negative values in data passed to {type(estimator).__name__}: X must hold "
-            f"non-negative counts; got a minimum of {X.min():g}."
-        )
+    X = validate_data(estimator, X, reset=reset, accept_sparse=_SPARSE_FORMATS,
+                      dtype=np.float64)
+    if X.shape[0] and X.shape[1]:
+        low = float(X.min())
+        if low < 0:
+            raise ValueError(
+                f"Negative values in data passed to {type(estimator).__name__}: X must hold "
+                f"non-negative counts; got a minimum of {low:g}."
+            )
     return X
 
 
-class _CountNormalizer(TransformerMixin, BaseEstimator):
-    """Library-size normalisation: each row scaled to ``target_sum`` total counts."""
+class _SparseOutputMixin:
+    """Keeps sparse results sparse under ``set_output(transform="pandas")``.
+
+    scikit-learn's output wrapper refuses sparse results; these steps return a DataFrame of
+    sparse columns instead (the next step reads it back as a sparse matrix).
+    """
+
+    def _sparse_output(self, Xt, X):
+        if issparse(Xt) and _get_output_config("transform", self)["dense"] == "pandas":
+            import pandas as pd
+
+            index = X.index if isinstance(X, pd.DataFrame) else None
+            return pd.DataFrame.sparse.from_spmatrix(
+                Xt, index=index, columns=self.get_feature_names_out())
+        return Xt
+
+
+class _CountNormalizer(_SparseOutputMixin, OneToOneFeatureMixin, TransformerMixin,
+                       BaseEstimator):
+    """Library-size normalisation: each row scaled to ``target_sum`` total counts.
+
+    Dense input gives dense output; CSR/CSC input keeps its format.
+    """
 
     _parameter_constraints = {"target_sum": [Interval(Real, 0, None, closed="neither"), None]}
 
@@ -34,7 +69,7 @@ class _CountNormalizer(TransformerMixin, BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         X = _check_counts(self, X, reset=True)
-        totals = X.sum(axis=1)
+        totals = np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
         if self.target_sum is not None:
             self.target_sum_ = float(self.target_sum)
         else:
@@ -44,18 +79,52 @@ class _CountNormalizer(TransformerMixin, BaseEstimator):
 
     def transform(self, X):
         check_is_fitted(self)
-        X = _check_counts(self, X, reset=False)
-        totals = X.sum(axis=1, keepdims=True)
-        return X * self.target_sum_ / np.where(totals > 0, totals, 1.0)
+        Xc = _check_counts(self, X, reset=False)
+        totals = np.asarray(Xc.sum(axis=1), dtype=np.float64).ravel()
+        totals = np.where(totals > 0, totals, 1.0)
+        if issparse(Xc):
+            # entry by entry the same operations as the dense branch (same bits)
+            Xc = Xc.copy()
+            row = (np.repeat(np.arange(Xc.shape[0]), np.diff(Xc.indptr)) if Xc.format == "csr"
+                   else Xc.indices)
+            Xc.data = Xc.data * self.target_sum_ / totals[row]
+            return self._sparse_output(Xc, X)
+        return Xc * self.target_sum_ / totals[:, None]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.positive_only = True
+        tags.input_tags.sparse = True
+        return tags
+
+
+class _Log1p(_SparseOutputMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """``log(1 + x)`` entry by entry (zeros stay zeros, so sparse input stays sparse)."""
+
+    def fit(self, X, y=None):
+        validate_data(self, X, accept_sparse=_SPARSE_FORMATS, dtype=np.float64)
+        return self
+
+    def transform(self, X):
+        check_is_fitted(self)
+        Xc = validate_data(self, X, reset=False, accept_sparse=_SPARSE_FORMATS,
+                           dtype=np.float64)
+        if issparse(Xc):
+            return self._sparse_output(Xc.log1p(), X)
+        return np.log1p(Xc)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.requires_fit = False
         return tags
 
 
 class _TopVarianceSelector(TransformerMixin, BaseEstimator):
-    """Keep the ``n_top`` columns of largest variance (fitted), in their original order."""
+    """Keep the ``n_top`` columns of largest variance (fitted), in their original order.
+
+    The output is dense: the selected columns of a CSR/CSC input are densified here.
+    """
 
     _parameter_constraints = {"n_top": [Interval(Integral, 1, None, closed="left")]}
 
@@ -64,16 +133,41 @@ class _TopVarianceSelector(TransformerMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        X = validate_data(self, X, dtype=np.float64)
-        var = X.var(axis=0)
+        X = validate_data(self, X, accept_sparse=_SPARSE_FORMATS, dtype=np.float64)
+        var = mean_variance_axis(X, axis=0)[1] if issparse(X) else X.var(axis=0)
         k = min(self.n_top, X.shape[1])
         self.support_ = np.sort(np.argsort(-var, kind="stable")[:k])
         return self
 
     def transform(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_data(self, X, reset=False, accept_sparse=_SPARSE_FORMATS,
+                          dtype=np.float64)
+        if issparse(X):
+            return X.tocsc()[:, self.support_].toarray()
         return X[:, self.support_]
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the selected columns.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Input column names; ``None`` uses ``feature_names_in_`` or ``x0, x1, ...``.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str
+            The names of the ``support_`` columns.
+        """
+        check_is_fitted(self)
+        return np.asarray(_check_feature_names_in(self, input_features)[self.support_],
+                          dtype=object)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
 
 @validate_params(
@@ -90,6 +184,14 @@ def make_count_pipeline(n_top_genes=2000, n_pca=None, target_sum=None):
     The steps are: library-size normalisation (each cell scaled to ``target_sum`` total
     counts), ``log1p``, selection of the ``n_top_genes`` genes of largest variance (fitted on
     the training cells), per-gene standardisation and, if ``n_pca`` is set, a PCA.
+
+    The counts may be dense or a SciPy CSR/CSC matrix (other sparse formats are converted
+    to CSR). Sparse counts stay sparse through normalisation and ``log1p``; the selection
+    step densifies only the selected genes (scaling centres them), so sparse and dense
+    counts give the same output. Every step has ``get_feature_names_out``, so the pipeline
+    supports ``set_output(transform="pandas")``: gene names (a DataFrame's columns, else
+    ``x0, x1, ...``) of the selected genes, or ``pca0, pca1, ...``. Under pandas output the
+    sparse intermediate results are DataFrames of sparse columns.
 
     Parameters
     ----------
@@ -112,14 +214,17 @@ def make_count_pipeline(n_top_genes=2000, n_pca=None, target_sum=None):
     Examples
     --------
     >>> import numpy as np
+    >>> from scipy.sparse import csr_matrix
     >>> from sklearn_icml26.lineage import make_count_pipeline
     >>> counts = np.random.default_rng(0).poisson(2.0, size=(50, 30))
     >>> make_count_pipeline(n_top_genes=10, n_pca=3).fit_transform(counts).shape
     (50, 3)
+    >>> make_count_pipeline(n_top_genes=10).fit_transform(csr_matrix(counts)).shape
+    (50, 10)
     """
     steps = [
         ("normalize", _CountNormalizer(target_sum=target_sum)),
-        ("log1p", FunctionTransformer(np.log1p, feature_names_out="one-to-one")),
+        ("log1p", _Log1p()),
         ("select", _TopVarianceSelector(n_top=n_top_genes)),
         ("scale", StandardScaler()),
     ]
