@@ -99,24 +99,23 @@ class _CountNormalizer(_SparseOutputMixin, OneToOneFeatureMixin, TransformerMixi
 
 
 class _Log1p(_SparseOutputMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
-    """``log(1 + x)`` entry by entry (zeros stay zeros, so sparse input stays sparse)."""
+    """``log(1 + x)`` of non-negative values (zeros stay zeros: sparse input stays sparse)."""
 
     def fit(self, X, y=None):
-        validate_data(self, X, accept_sparse=_SPARSE_FORMATS, dtype=np.float64)
+        _check_counts(self, X, reset=True)
         return self
 
     def transform(self, X):
         check_is_fitted(self)
-        Xc = validate_data(self, X, reset=False, accept_sparse=_SPARSE_FORMATS,
-                           dtype=np.float64)
+        Xc = _check_counts(self, X, reset=False)
         if issparse(Xc):
             return self._sparse_output(Xc.log1p(), X)
         return np.log1p(Xc)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True  # normalised counts
         tags.input_tags.sparse = True
-        tags.requires_fit = False
         return tags
 
 

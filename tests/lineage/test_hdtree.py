@@ -9,6 +9,7 @@ from conftest import require_data
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_icml26.datasets import (
     load_krumsiek11,
@@ -17,6 +18,7 @@ from sklearn_icml26.datasets import (
     make_hierarchical_blobs,
 )
 from sklearn_icml26.lineage import HDTreeLineage, make_count_pipeline
+from sklearn_icml26.lineage._preprocessing import _CountNormalizer, _Log1p, _TopVarianceSelector
 from sklearn_icml26.metrics import (
     cluster_accuracy,
     dendrogram_purity,
@@ -535,3 +537,10 @@ def test_count_pipeline_feature_names_and_pandas_output():
                       pd.SparseDtype)
     pca = make_count_pipeline(n_top_genes=3, n_pca=2).set_output(transform="pandas")
     assert list(pca.fit_transform(frame).columns) == ["pca0", "pca1"]
+
+
+@parametrize_with_checks([_CountNormalizer(), _Log1p(), _TopVarianceSelector(n_top=3)])
+def test_count_pipeline_steps_are_scikit_learn_transformers(estimator, check):
+    # a guard: each step stays a scikit-learn transformer, and with its sparse tag now set the
+    # sparse-input checks fit it on every SciPy format
+    check(estimator)
