@@ -316,13 +316,19 @@ def _boundary_edges(faces):
     return counts
 
 
-def test_meshes_watertight_when_closed_open_when_open(tmp_path):
-    params = dict(hidden_width=32, head_width=16, max_epochs=4, batch_size=500,
-                  random_state=0)
-    S = 0.9 * _uniform_sphere(2000, 0)
+_MESH_FIT = dict(hidden_width=32, head_width=16, max_epochs=4, batch_size=500, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def closed_sphere():
     # a closed shape fills the normalised box up to the padding; 16 steps leave bulges of
     # ~0.1, which the default 10 % padding would clip into holes at the box faces
-    closed = MPFSurface(box_padding=0.3, **params).fit(S)
+    return MPFSurface(box_padding=0.3, **_MESH_FIT).fit(0.9 * _uniform_sphere(2000, 0))
+
+
+def test_meshes_watertight_when_closed_open_when_open(tmp_path, closed_sphere):
+    params = _MESH_FIT
+    closed = closed_sphere
     V, F = closed.extract_mesh(32, trim=None)
     assert len(F) > 100 and np.all(_boundary_edges(F) == 2)  # every edge in two faces
     assert np.max(np.abs(np.linalg.norm(V, axis=1) - 0.9)) < 0.2
@@ -524,13 +530,12 @@ def _canonical_faces(V, F, ref):
     return G[np.lexsort(G.T[::-1])]
 
 
-def test_extract_mesh_in_slabs_equals_one_slab_and_stays_watertight(hemisphere, monkeypatch):
+def test_extract_mesh_in_slabs_equals_one_slab_and_stays_watertight(hemisphere, closed_sphere,
+                                                                     monkeypatch):
     import sklearn_icml26.surface._mpf as mpf_module
 
     _, est = hemisphere
-    S = 0.9 * _uniform_sphere(2000, 0)
-    closed = MPFSurface(box_padding=0.3, hidden_width=32, head_width=16, max_epochs=4,
-                        batch_size=500, random_state=0).fit(S)
+    closed = closed_sphere
     for model, trim in [(est, "points"), (est, "metric"), (closed, None)]:
         V1, F1 = model.extract_mesh(40, trim=trim)  # 40^3 points: one slab
         for slab in (1, 3 * 40 * 40, 7 * 40 * 40 + 5):  # one plane, 3 planes, uneven slabs
