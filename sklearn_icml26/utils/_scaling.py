@@ -16,7 +16,9 @@ def _pow2_scale(a, axis=0):
     """
     m = np.max(np.abs(a), axis=axis)
     _, exponent = np.frexp(m)
-    return np.where(m > 0, np.ldexp(1.0, exponent), 1.0)
+    # 2**(e-1) <= m < 2**e: the lower power, so that m near the float64 limit (e = 1024) gives
+    # the finite 2**1023 instead of an overflow to inf
+    return np.where(m > 0, np.ldexp(1.0, exponent - 1), 1.0)
 
 
 def _robust_mean_std(a, axis=0):
