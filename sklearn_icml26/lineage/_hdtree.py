@@ -175,8 +175,8 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
     feature_scale_ : ndarray of shape (n_features_in_,)
         Per-feature standard deviation used to standardise the input. A feature whose
         standard deviation is at most ``1e-12`` times its largest magnitude is constant and
-        gets the power of two just above that magnitude (1 for an all-zero feature), so
-        that ``X * s`` gives the same fit for any ``s > 0``.
+        gets a power of two within a factor 2 of that magnitude (1 for an all-zero feature),
+        so that ``X * s`` gives the same fit for any ``s > 0``.
     embedding_ : ndarray of shape (n_samples, n_components)
         Scaled embedding ê of the training rows.
     embedding_mean_ : ndarray of shape (n_components,)
