@@ -392,8 +392,8 @@ def _rescaled_windows(W):
     Shares are invariant to the scale of a window; rows whose largest magnitude is outside
     ``[2**-500, 2**500]`` are brought to order one (the totals of values near 1e308 overflow,
     subnormal values lose digits). Other rows, and ``W`` itself when no row is extreme, are
-    left untouched (no copy). Not ``utils._scaling._pow2_scale``: its power of two overflows
-    for values >= 2**1023.
+    left untouched (no copy). ``ldexp`` scales the values by ``2**-exponent`` without forming
+    that factor, so only the extreme rows are touched.
     """
     flat = W.reshape(W.shape[0], -1)
     big = np.maximum(flat.max(axis=1), -flat.min(axis=1)) if flat.shape[1] else np.zeros(0)

@@ -15,6 +15,8 @@ import numpy as np
 from scipy.spatial import cKDTree
 from sklearn.utils import check_random_state
 
+from ..utils._scaling import _pow2_scale
+
 __all__ = ["chamfer_distance", "f_score", "normal_consistency", "sample_mesh",
            "sample_polylines"]
 
@@ -48,20 +50,10 @@ def _nn_distances(A, B):
     return dist, idx
 
 
-def _pow2_below(m):
-    """Powers of two ``c`` with ``m / 2 <= c <= m`` for ``m > 0`` (1 where ``m == 0``).
-
-    Unlike ``utils._scaling._pow2_scale`` (the power of two above ``m``), it stays finite
-    for every finite ``m``, the largest float64 included; ``|a| / c < 2`` for ``|a| <= m``.
-    """
-    _, exponent = np.frexp(m)
-    return np.where(m > 0, np.ldexp(1.0, exponent - 1), 1.0)
-
-
 def _common_scale(*arrays):
     """One power of two at the order of magnitude of the largest |coordinate| (1 for 0)."""
     peak = max(float(np.max(np.abs(a))) for a in arrays)
-    return float(_pow2_below(np.array(peak)))
+    return float(_pow2_scale(np.array([peak])))
 
 
 def _both_ways(A, B):
@@ -208,7 +200,7 @@ def _check_normals(N, P, name):
         raise ValueError(f"{name} must have the shape of its points {P.shape}; got {N.shape}.")
     if not np.all(np.isfinite(N)):
         raise ValueError(f"{name} holds NaN or infinite values.")
-    N = N / _pow2_below(np.max(np.abs(N), axis=1))[:, None]  # no overflow/underflow of norms
+    N = N / _pow2_scale(N, axis=1)[:, None]  # no overflow/underflow of norms
     norms = np.linalg.norm(N, axis=1)
     zero = np.flatnonzero(norms == 0)
     if zero.size:
