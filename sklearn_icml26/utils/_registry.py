@@ -47,3 +47,4 @@ DEMOS["skewd"] = Demo("skewd", "SkewD cause-effect decisions vs QCCD, Tuebingen 
 DEMOS["longitudinal"] = Demo("longitudinal", "DynamicRA effect per period vs Lin (HC2), BtheB and respiratory trials", "longitudinal_rct", "sklearn_icml26.treatment_effects._demo:run_demo")  # noqa: E501
 DEMOS["hdtree"] = Demo("hdtree", "HDTree lineage tree vs Ward and diffusion pseudotime, Paul15 (2,660 cells)", "single_cell", "sklearn_icml26.lineage._demo:run_demo")  # noqa: E501
 DEMOS["mpf"] = Demo("mpf", "MPFSurface vs its SDF ablation on an open hemisphere (CD-L1, NC; mesh to PLY)", "mpf", "sklearn_icml26.surface._demo:run_demo")  # noqa: E501
+DEMOS["holder"] = Demo("holder", "HolderTransformerRegressor (auto depth) vs MLP and theory-tuned KNN on a 2-D Hölder wavelet function (excess risk)", "none (generated)", "sklearn_icml26.approximation._demo:run_demo")  # noqa: E501
