@@ -1,6 +1,6 @@
 """Benchmark of ESE (arXiv 2606.13285) against per-system models, AutoReg, VAR and the random walk.
 
-Protocol (../shared/specs/ese.md section 7): horizon 1; test = the last round(0.1 T) windows, train
+Protocol: horizon 1; test = the last round(0.1 T) windows, train
 = all earlier ones. FX p = 100 (130 test rows), COVID-19 Victoria 20/79/320 p = 100 (26 test),
 the released synthetic panels 5/10/20 p = 20 (100 test). Scaling: make_interacting_systems(n, 500,
 random_state=0), n in {10, 100, 1000, 10000}, p = 10, 90 % train. Everything runs single-threaded
@@ -54,6 +54,12 @@ MEMORY_BELOW_S = 5.0
 # per-system HistGradientBoosting in the scaling study runs up to 100 systems (spec: 1000);
 # no target depends on it.
 HGB_SCALING_MAX = 100
+PROTOCOL = ("horizon 1; test = the last round(0.1 T) windows, train = all earlier ones: FX p = 100 "
+            "(130 test rows), COVID-19 Victoria 20/79/320 regions p = 100 (26 test rows), the "
+            "released synthetic panels 5/10/20 p = 20 (100 test rows); scaling study on "
+            "make_interacting_systems(n, 500, random_state=0), n in {10, 100, 1000, 10000}, "
+            "p = 10, 90 % train; ESE and ESE-CV vs per-system RidgeCV / HistGradientBoosting / "
+            "MLP, AutoReg, VAR (n <= 20), multi-output Ridge and the random walk, single-threaded")
 COLUMNS = ["dataset", "method", "rmse", "mae", "rel_rmse", "fit_seconds", "peak_memory_mb",
            "speedup", "rmse_over_rw"]
 
@@ -383,8 +389,8 @@ def main(argv=None):
     if checks:
         print()
         print(markdown_table(checks, ["target", "measured", "met", "spec"]))
-    protocol = ("../shared/specs/ese.md section 7" + (" (--quick: FX p=20 with 30 test "
-                "rows, synthetic-5, scaling n in {10, 100}, Ridge pair only)" if quick else ""))
+    protocol = (PROTOCOL + (" (--quick: FX p=20 with 30 test rows, synthetic-5, scaling n "
+                "in {10, 100}, Ridge pair only)" if quick else ""))
     notes = [
         "fit_seconds: fit + predict of an untraced call, single-threaded (threadpoolctl, "
         "OMP_NUM_THREADS=1), on a machine shared with other jobs.",

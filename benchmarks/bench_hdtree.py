@@ -1,6 +1,6 @@
 """HDTreeLineage vs Ward and diffusion pseudotime on digits, Paul15 and krumsiek11.
 
-Protocol (spec section 7): digits (HDTree with n_clusters=10 vs Ward on raw pixels, on
+Protocol: digits (HDTree with n_clusters=10 vs Ward on raw pixels, on
 PCA(50) and on HDTree's own embedding; dendrogram purity on 10-leaf trees, Ward's full-tree
 DP, LP, ACC, NMI); Paul15 (count pipeline; HDTree on genes, anchors on PCA 30; Spearman and
 Kendall against Slingshot per lineage on rows of weight 1, branch ACC/NMI of the 2-cut on
@@ -314,7 +314,7 @@ def _targets(rows, device):
     return out
 
 
-PROTOCOL = ("shared/specs/hdtree.md section 7 with HDTreeLineage defaults (300 epochs): "
+PROTOCOL = ("HDTree lineage benchmark with HDTreeLineage defaults (300 epochs): "
             "digits (1797 rows) vs Ward on raw pixels / PCA 50 / HDTree's embedding, "
             "seeds {seeds}; "
             "Paul15 (count pipeline, HDTree on 240 genes, anchors on PCA 30, root = MPP) and "

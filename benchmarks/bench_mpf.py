@@ -3,12 +3,12 @@
 MPF (trim "metric" and "points") vs its "sdf" (untrimmed and point-trimmed) and "udf" ablations,
 Open3D's screened Poisson (raw and density-trimmed) and ball pivoting when ``open3d`` imports,
 and the sampling floor (an independent dense sample of the true shape scored as a
-reconstruction), on the three shared shapes of ``mpf/`` at input noise 0 and 0.005
-(shared/specs/mpf.md section 7). Every mesh is sampled with 100000 points; metrics: CD-L1,
-CD-L2, F@0.005, F@0.01, normal consistency (NC), fit and extraction seconds, peak resident
-memory of the process that fitted, CD-L1 / floor.
+reconstruction), on the three thin-shell shapes of ``mpf/`` (open_hemisphere, open_cylinder,
+cube_plus_sheet) at input noise 0 and 0.005 (Gaussian, seed 7). Every mesh is sampled with
+100000 points; metrics: CD-L1, CD-L2, F@0.005, F@0.01, normal consistency (NC), fit and
+extraction seconds, peak resident memory of the process that fitted, CD-L1 / floor.
 
-Defaults are the spec's protocol: MPF defaults (100 epochs = 2000 optimiser steps on 20000
+Defaults are the full protocol: MPF defaults (100 epochs = 2000 optimiser steps on 20000
 points), extraction at resolution 128. Every fit (one shape, noise and field) runs in a fresh
 worker process (``--workers`` at a time); the result file is rewritten after each one, so an
 interrupted run keeps what finished. On a GPU machine::
@@ -254,7 +254,7 @@ def finish_rows(rows):
 
 
 def targets(rows):
-    """The spec's "must" and "ambitious" targets (section 7), checked on the rows.
+    """The benchmark's "must" and "ambitious" targets, checked on the rows.
 
     Returns
     -------
@@ -316,8 +316,9 @@ def targets(rows):
     return checks
 
 
-PROTOCOL = ("shared/specs/mpf.md section 7 on the three shared shapes at input noise 0 and "
-            "0.005 (seed 7): MPF, SDF and UDF fits with the MPF defaults{reduced} on {where}, "
+PROTOCOL = ("MPF benchmark on the three thin-shell shapes (open_hemisphere, open_cylinder, "
+            "cube_plus_sheet) at input noise 0 and 0.005 (Gaussian, seed 7): MPF, SDF and UDF "
+            "fits with the MPF defaults{reduced} on {where}, "
             "extraction at resolution {resolution}, every mesh sampled with {n_samples} points "
             "(random_state 0); Open3D anchors and the timing row on the 2-core CPU machine.")
 NOTES = [
@@ -424,13 +425,13 @@ def main(argv=None):
         changed = ", ".join(f"{k}={v}" for k, v in
                             {**extra, "max_epochs": params["max_epochs"]}.items())
         reduced = "" if steps == 2000 and not extra else (
-            f" except {changed} ({steps} optimiser steps; spec 2000)")
+            f" except {changed} ({steps} optimiser steps; protocol 2000)")
         protocol = PROTOCOL.format(reduced=reduced, where=hardware(args.device),
                                    resolution=resolutions, n_samples=n_samples)
         if quick:
             protocol = "--quick: " + __doc__.split("``--quick``:")[1].strip()
         elif args.methods == "anchors":
-            protocol = ("shared/specs/mpf.md section 7, Open3D rows only (--methods anchors) and "
+            protocol = ("MPF benchmark, Open3D rows only (--methods anchors) and "
                         f"the floor, on {hardware('cpu')}.")
         notes = list(NOTES)
         if args.jobs:

@@ -1,15 +1,15 @@
 """SkewD on the cause-effect benchmarks: accuracy / AUDRC beside its anchors, and seconds per pair.
 
-Protocol (spec ``shared/specs/skewd.md`` §7): Tübingen (99 pairs, weighted), SIM, SIM-c, SIM-ln,
+Protocol: Tübingen (99 pairs, weighted), SIM, SIM-c, SIM-ln,
 AN, LS, MN-U (100 pairs each) and ten regenerated skew sets {ANs, LSs} x {SN medium, SN strong,
 AGN medium, AGN strong, AGN extreme} (``make_lsnm_pairs``, 1000 samples per pair,
 ``random_state = 752 + set index``). Rows: SkewD-IT / -LL / -LL-KDE (one ``all_scores=True``
 run per set), the Gaussian ablation (``noise="gaussian"``: LOCI-like IT and LL), the baselines'
 published per-pair scores (QCCD, GRCI, CAM, IGCI, IGCI_G, RESIT from ``baseline_scores``,
-restricted to the same pairs), the published SkewD / LOCI / ROCHE numbers (§8) and, with
-``--live-anchors``, causal-learn's ANM (GP + HSIC) on a 500-point subsample. A subset of pairs per
-set (``--max-pairs``, ``--skew-pairs``) keeps a run within a wall-clock budget; the result file
-records the number of pairs of every row.
+restricted to the same pairs), the published SkewD / LOCI / ROCHE numbers (Klippert & Marx,
+arXiv:2511.14441) and, with ``--live-anchors``, causal-learn's ANM (GP + HSIC) on a 500-point
+subsample. A subset of pairs per set (``--max-pairs``, ``--skew-pairs``) keeps a run within a
+wall-clock budget; the result file records the number of pairs of every row.
 
     python benchmarks/bench_skewd.py --quick            # seconds (CI)
     python benchmarks/bench_skewd.py --n-jobs 2         # the committed results/skewd.json
@@ -41,7 +41,7 @@ SKEW = [(model, noise, level) for model in ("AN", "LS")
                              ("agn", "medium"), ("agn", "strong"), ("agn", "extreme")]]
 BASELINES = ["QCCD", "GRCI", "CAM", "IGCI", "IGCI_G", "RESIT"]
 
-# §8: accuracy / AUDRC (x100) on the full standard sets
+# Published accuracy / AUDRC (x100) on the full standard sets (arXiv:2511.14441)
 PUBLISHED = {
     "SkewD-IT": [(66.6, 69.7), (78, 90.4), (82, 93.8), (86, 96.8), (100, 100), (87, 93.7),
                  (88, 97.8)],
@@ -282,11 +282,12 @@ def main(argv=None):
     print(markdown_table(targets, ["target", "spec", "measured", "met"]))
     n_skew = "all 100" if k_skew >= 100 else f"the first {k_skew}"
     n_std = "all" if k_std is None else f"the first {k_std}"
-    protocol = (f"spec skewd.md section 7: {n_std} pairs of each standard set, {n_skew} pairs of "
-                "each regenerated skew set (make_lsnm_pairs, 1000 samples, random_state 752 + "
-                "set index); SkewD with all_scores=True (IT, LL, LL-KDE from one run) and the "
-                "Gaussian-noise ablation; baselines from their published per-pair scores on the "
-                "same pairs; published SkewD/LOCI/ROCHE rows from causality-lab/skewd@03f920c"
+    protocol = (f"SkewD cause-effect benchmark: {n_std} pairs of each standard set, {n_skew} "
+                "pairs of each regenerated skew set (make_lsnm_pairs, 1000 samples, "
+                "random_state 752 + set index); SkewD with all_scores=True (IT, LL, LL-KDE from "
+                "one run) and the Gaussian-noise ablation; baselines from their published "
+                "per-pair scores on the same pairs; published SkewD/LOCI/ROCHE rows from "
+                "causality-lab/skewd@03f920c"
                 + (" (--quick: SIM and AN 4 pairs, LSs_SN_strong 3 pairs)" if args.quick else ""))
     notes = [
         "Seconds per pair come from untraced runs with joblib n_jobs = " + str(args.n_jobs)

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-# ../shared/data beside the checkout is the data home of this repository's tests and CI.
+# The workspace's data folder beside the checkout, when present, is the data home of this
+# repository's tests and CI.
 _SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 if "SKLEARN_ICML26_DATA" not in os.environ and _SHARED_DATA.is_dir():
     os.environ["SKLEARN_ICML26_DATA"] = str(_SHARED_DATA)

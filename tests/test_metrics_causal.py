@@ -1,4 +1,7 @@
-"""weighted_accuracy and audrc: hand cases and the published baseline table (SkewD spec §6)."""
+"""weighted_accuracy and audrc: hand cases and the published baseline table of SkewD.
+
+The table is that of Klippert & Marx, arXiv:2511.14441 (code causality-lab/skewd@03f920c).
+"""
 
 import numpy as np
 import pytest

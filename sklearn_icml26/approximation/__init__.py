@@ -1,4 +1,4 @@
-"""approximation estimators (see DESIGN.md): transformers on the Hölder class and their bounds."""
+"""approximation estimators: transformers on the Hölder class and their bounds."""
 
 from ._holder_transformer import (
     BlockBounds,

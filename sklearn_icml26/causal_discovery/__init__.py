@@ -1,4 +1,4 @@
-"""causal_discovery estimators (see DESIGN.md)."""
+"""causal_discovery estimators."""
 
 from ._skewd import SkewDCausalDiscoverer, score_pairs
 from ._skewnormal import SkewNormalLSNMRegressor

@@ -4,7 +4,8 @@ Fits the skew-normal location-scale noise model (:class:`SkewNormalLSNMRegressor
 directions of a pair and decides by likelihood ("ll"), likelihood plus kernel marginal densities
 ("ll-kde") or independence of the standardised residuals (HSIC, "it"). For more than two
 variables it orients a PC skeleton (or a given CPDAG) by the total likelihood. Formulas follow
-the SkewD spec (``shared/specs/skewd.md``).
+Klippert & Marx, "Skewness-Robust Causal Discovery in Location-Scale Noise Models"
+(arXiv:2511.14441) and its authors' code (causality-lab/skewd@03f920c); no code was copied.
 """
 
 import itertools

@@ -6,7 +6,9 @@ algorithm with closed-form location and shape steps and a Newton scale step, the
 L-BFGS-B. Smoothing penalties are chosen by an approximate leave-one-out criterion (TIC), by
 cross-validation or by Bayesian optimisation (the authors' procedure).
 
-All formulas follow the SkewD spec (``shared/specs/skewd.md``, section 2).
+All formulas follow SkewD (Klippert & Marx, "Skewness-Robust Causal Discovery in Location-Scale
+Noise Models", arXiv:2511.14441) and its authors' code (causality-lab/skewd@03f920c); no code
+was copied.
 """
 
 import warnings

@@ -1,11 +1,11 @@
 """Pinned SHA-256 of the cause-effect benchmark files (project-made registry).
 
 ``BASELINE_SHA256``: the baseline score tables ``baseline_results/<name>.tab`` of
-aleximmer/loci@da61b8c, byte for byte (the shared copy is verbatim).
+aleximmer/loci@da61b8c, byte for byte.
 ``CONVERTED_SHA256``: the pair files and ground truths *after* conversion to the uniform
 ``<folder>/pair_XXXX.csv`` + ``ground_truth.csv`` layout (the upstream pair files are
 converted on download; the conversion's output is checked against these hashes).
-Computed from the project's shared data copy (``shared/data/cause_effect``).
+Computed from a converted copy of the upstream files (the data home's ``cause_effect`` folder).
 """
 
 # ruff: noqa: E501

@@ -1,4 +1,4 @@
-"""forecasting estimators (see DESIGN.md)."""
+"""forecasting estimators."""
 
 from ._ese import ESERegressor, PerSystemRegressor, last_window, sliding_window
 

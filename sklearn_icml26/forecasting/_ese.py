@@ -1,8 +1,8 @@
 """Equilibrium State Estimation (ESE): forecast many interacting systems at the cost of one model.
 
 Xu, Song, Gao, Liu, "Once-for-All: Scalable Simultaneous Forecasting via Equilibrium State
-Estimation", ICML 2026, arXiv 2606.13285. Implemented from the paper's formulas and the project's
-specification (``../shared/specs/ese.md``); no code was copied.
+Estimation", ICML 2026, arXiv 2606.13285. Implemented from the paper's formulas; no code was
+copied.
 
 ESE forecasts the aggregate (the sum over systems) with one regressor and splits the forecast with
 *equilibrium shares*: exponentially weighted recent proportions ``y_{i,t} / sum_j y_{j,t}``. The

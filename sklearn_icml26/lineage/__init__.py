@@ -1,4 +1,4 @@
-"""lineage estimators (see DESIGN.md)."""
+"""lineage estimators."""
 
 from ._hdtree import HDTreeLineage
 from ._preprocessing import make_count_pipeline

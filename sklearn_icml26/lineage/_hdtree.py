@@ -1,6 +1,7 @@
 """HDTree: lineage trees from single-cell data with a hierarchical codebook (ICML 2026).
 
-Section numbers (§) refer to the method's spec (``shared/specs/hdtree.md``).
+Zang et al., "HDTree: Generative Modeling of Cellular Hierarchies for Robust Lineage Inference",
+arXiv 2506.23287; implemented from the paper's formulas, no code copied.
 """
 
 import math
@@ -638,7 +639,7 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
                            count=count, children=children)
 
     def _cut_leaves(self, n_clusters):
-        """Leaves (global ids) of the cut to ``n_clusters`` and their labels (§2.9)."""
+        """Leaves (global ids) of the cut to ``n_clusters`` and their labels."""
         L = self.n_levels
         tree = self.tree_
         if n_clusters is None:
@@ -680,7 +681,7 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
         hit = is_leaf[paths]
         return paths[np.arange(len(paths)), hit.argmax(axis=1)]
 
-    # -- pseudotime (§2.10) ---------------------------------------------------------------------
+    # -- pseudotime -----------------------------------------------------------------------------
     def _pt_level(self):
         return self.n_levels - 1 if self.pseudotime_level is None else self.pseudotime_level
 

@@ -1,8 +1,7 @@
 """Torch parts of HDTree: encoder, hierarchical codebook, DDPM denoiser, loss and callbacks.
 
 Everything here is private; :class:`sklearn_icml26.lineage.HDTreeLineage` assembles it and
-trains it through :class:`sklearn_icml26.base.TorchEstimatorMixin`. Section numbers (§) refer to
-the method's spec.
+trains it through :class:`sklearn_icml26.base.TorchEstimatorMixin`.
 """
 
 import copy
@@ -15,7 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 from skorch.callbacks import Callback
 from torch import nn
 
-# -- codebook indexing (§2.5) ------------------------------------------------------------------
+# -- codebook indexing -------------------------------------------------------------------------
 
 
 def level_offset(level):
@@ -50,7 +49,7 @@ def route(e_hat, codebook, n_levels):
     return paths.numpy() if is_np else paths
 
 
-# -- encoder (§2.2) -----------------------------------------------------------------------------
+# -- encoder ------------------------------------------------------------------------------------
 
 
 def _block(n_in, n_out, act=True):
@@ -78,7 +77,7 @@ Z_SCALE, E_SCALE = 3.0, 30.0
 # 0.793/0.792/0.792 at initialisation, 0.700/0.729/0.791 after stage 2 at the full lr,
 # 0.793/0.792/0.792 at 0.1 lr. The codebook is its own optimizer parameter group.
 CODEBOOK_LR_SCALE = 0.1
-# AdamW's weight decay (§2.8); torch's default is 1e-2
+# AdamW's weight decay; torch's default is 1e-2
 WEIGHT_DECAY = 1e-10
 
 
@@ -101,7 +100,7 @@ class Encoder(nn.Module):
         return z, self.head(z)
 
 
-# -- DDPM denoiser (§2.7) -----------------------------------------------------------------------
+# -- DDPM denoiser ------------------------------------------------------------------------------
 
 
 class _RowNorm(nn.Module):
@@ -283,7 +282,7 @@ class Embedder64(nn.Module):
         return (e - self.emb_mean) / (self.emb_scale + 1e-8)
 
 
-# -- losses (§2.3, §2.6, §2.7, §2.8) ------------------------------------------------------------
+# -- losses -------------------------------------------------------------------------------------
 
 
 def _pairwise_distance(a, b):
@@ -292,7 +291,7 @@ def _pairwise_distance(a, b):
 
 
 def soft_contrastive_loss(a, b, nu, exaggeration):
-    """Per-row soft contrastive loss between rows ``a`` and their positives ``b`` (§2.3)."""
+    """Per-row soft contrastive loss between rows ``a`` and their positives ``b``."""
     power = -(nu + 1) / 2
 
     def kernel(d):
@@ -339,7 +338,7 @@ def hql_loss(e_hat, paths, codebook, n_levels, ec_weight):
 
 
 class HDTreeLoss(nn.Module):
-    """Stage loss as per-sample losses (mean over the batch = the stage's loss, §2.8)."""
+    """Stage loss as per-sample losses (mean over the batch = the stage's loss)."""
 
     def __init__(self, nu, exaggeration, ec_weight, n_levels):
         super().__init__()
@@ -367,7 +366,7 @@ class HDTreeLoss(nn.Module):
         return 0.01 * (0.01 * ddp + 0.1 * hql)
 
 
-# -- training schedule as skorch callbacks (§2.1, §2.5, §2.8) ------------------------------------
+# -- training schedule as skorch callbacks -------------------------------------------------------
 
 
 class StageCallback(Callback):

@@ -1,4 +1,4 @@
-"""surface estimators (see DESIGN.md)."""
+"""surface estimators."""
 
 from ._mesh_io import write_mesh
 from ._mpf import DEFAULT_LOSS_WEIGHTS, MPFSurface

@@ -2,9 +2,9 @@
 
 Kong et al., "Metric-Phase Fields: Decoupling Distance and Sign for Thin-Structure
 Reconstruction from Unoriented Point Clouds", ICML 2026, arXiv:2605.25503. The authors released
-no code; the formulas follow ``shared/specs/mpf.md`` (fusion exact from the paper's figure; loss
-terms, sampling, warm start and trimming are the spec's choices, built from SIREN, IGR, DiGS,
-SAL and DEUDF).
+no code; the fusion is exact from the paper's pipeline figure, while loss terms, sampling, warm
+start and trimming are this package's choices, built from SIREN (arXiv 2006.09661), IGR (arXiv
+2002.10099), DiGS (arXiv 2106.10811), SAL (arXiv 1911.10414) and DEUDF (arXiv 2406.00346).
 
 Training runs on the package's skorch adapter (:class:`~sklearn_icml26.base.TorchEstimatorMixin`):
 each training "sample" is one input point with its neighbourhood scale (and normal); the module's
@@ -44,7 +44,7 @@ DEFAULT_LOSS_WEIGHTS = {
     "laplacian": 1.0,
     "phase": 50.0,
 }
-"""Weights of the loss terms (spec section 2, in this order in ``loss_curve_``)."""
+"""Weights of the loss terms (in this order in ``loss_curve_``)."""
 
 _TERMS = tuple(DEFAULT_LOSS_WEIGHTS)
 _BOX = 0.9  # normalised points fit [-0.9, 0.9]^d

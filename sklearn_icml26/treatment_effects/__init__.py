@@ -1,4 +1,4 @@
-"""treatment_effects estimators (see DESIGN.md)."""
+"""treatment_effects estimators."""
 
 from ._dynamic_ra import LinearGaussianTransition, LongitudinalRegressionAdjuster, panel_to_arrays
 

@@ -108,7 +108,7 @@ def write_results(name, rows, quick, path=None, *, targets=None, protocol=None, 
         The spec's targets checked on this run, each ``{"target": str, "measured": float,
         "met": bool, "spec": str}``; the README's summary shows them.
     protocol : str, default=None
-        What was run (the spec section, and how ``--quick`` or a reduced run differs).
+        What was run (data, settings, and how ``--quick`` or a reduced run differs).
     notes : list of str, default=None
         How numbers were measured, what was left out and why.
 
@@ -190,10 +190,10 @@ def markdown_table(rows, columns=None, floatfmt=".4g"):
 
 
 def use_workspace_data_home():
-    """Point ``SKLEARN_ICML26_DATA`` at ``../shared/data`` beside the checkout when unset.
+    """Point ``SKLEARN_ICML26_DATA`` at the workspace's data folder beside the checkout if unset.
 
-    That folder is the data home of this repository's tests, CI and benchmarks. Nothing
-    changes when the variable is already set or the folder does not exist.
+    That folder, when present, is the data home of this repository's tests, CI and benchmarks.
+    Nothing changes when the variable is already set or the folder does not exist.
 
     Returns
     -------

@@ -1,8 +1,9 @@
 """Tests of ESE (arXiv 2606.13285): windows, equilibrium shares, the aggregate model, data, errors.
 
-Known answers come from ../shared/specs/ese.md section 6 (closed forms computed by hand, the
-paper's iteration against its fixed point, a planted generator with its oracle, and the spec's
-reference numbers on the released data).
+Known answers: closed forms computed by hand, the paper's iteration (Xu et al., "Once-for-All:
+Scalable Simultaneous Forecasting via Equilibrium State Estimation", arXiv 2606.13285) against
+its fixed point, a planted generator with its oracle, and reference numbers on the released data
+under the benchmark's protocol (horizon 1, the last round(0.1 T) windows as test set).
 """
 
 import warnings
@@ -215,7 +216,7 @@ def test_cointegration_stop_fires_on_stable_shares_and_not_on_noise():
         "shares are that fixed point."]
     closed = ESERegressor().fit(X, X.reshape(4, n, p)[:, :, -1]).equilibrium_shares(X)
     np.testing.assert_allclose(shares, closed, atol=1e-12)
-    # spec 9: 12 unrelated systems, p = 10, 5 rows, max_iter=3: finite, sums to one, warns
+    # cointegration stop, 12 unrelated systems, p = 10, 5 rows, max_iter=3: finite, sums to 1, warns
     X2 = rng.uniform(1, 2, size=(5, 120))
     est2 = ESERegressor(stop="cointegration", max_iter=3).fit(X2, rng.uniform(1, 2, (5, 12)))
     with pytest.warns(ConvergenceWarning, match="not met within max_iter=3 sweeps for 5 of 5"):
@@ -529,7 +530,7 @@ def test_non_positive_totals():
 
 
 # --------------------------------------------------------------------------------------------
-# 7. real data (spec section 7 protocol)
+# 7. real data (horizon 1, the last round(0.1 T) windows as test set, as in the benchmark)
 # --------------------------------------------------------------------------------------------
 def _split(Y, p, n_test):
     X, y = sliding_window(Y, p)

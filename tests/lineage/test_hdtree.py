@@ -258,7 +258,7 @@ def test_constant_genes_are_harmless(blobs):
 @pytest.mark.parametrize("n_levels, n_clusters", [(3, 4), (3, 8), (6, 20)])
 def test_allowed_n_clusters_do_not_warn(blobs, n_levels, n_clusters):
     # n_clusters <= 2**n_levels is allowed: the cut starts at the deepest level when
-    # floor(sqrt(n_clusters)) + 2 is deeper, silently (spec 2.9: l* = min(., L - 1))
+    # floor(sqrt(n_clusters)) + 2 is deeper, silently (cut level l* = min(., L - 1))
     X, _, _ = blobs
     params = {**TINY, "n_levels": n_levels, "n_clusters": n_clusters, "fit_decoder": False,
               "max_epochs": 3}

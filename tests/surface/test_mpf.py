@@ -1,7 +1,9 @@
 """Tests of MPFSurface (Metric-Phase Fields), its metrics, generators, loader and mesh I/O.
 
-Known answers follow shared/specs/mpf.md section 6. Fits are 2-D and small, except two tiny
-3-D fits for the watertight / open mesh checks.
+Known answers: metric closed forms on concentric spheres and circles (CD-L1 = the radius gap),
+the fusion identities of Metric-Phase Fields (arXiv 2605.25503) and thresholds measured on a
+reference run of the 2-D open arc. Fits are 2-D and small, except two tiny 3-D fits for the
+watertight / open mesh checks.
 """
 
 import hashlib
