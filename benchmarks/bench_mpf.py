@@ -153,9 +153,9 @@ def memory_job(name, resolution, device, threads, n_input=None):
 
     The peak is tracemalloc's (numpy arrays: the grid's slabs, the mesh; torch's allocator
     is not traced), so the row isolates what the grid costs; ``peak_memory_mb`` is the
-    process's resident peak (torch runtime and fit included). Before the slab-wise grid
-    (issue 13) the traced peak was 64 bytes per grid point: 128 MiB at 128^3, 1 GiB at 256^3,
-    64 GiB at 1024^3.
+    process's resident peak (torch runtime and fit included). Before the slab-wise grid the
+    traced peak was 64 bytes per grid point: 128 MiB at 128^3, 1 GiB at 256^3, 64 GiB at
+    1024^3.
     """
     torch.set_num_threads(threads)
     data = load(name, n_input, 1000)
@@ -306,7 +306,7 @@ def targets(rows):
     for r in rows:
         if r["method"].startswith("MPFSurface[extract_mesh memory"):
             add(f"must: extract_mesh peak traced memory <= 2 GiB (resolution "
-                f"{r['resolution']}; issue 13)", "<= 2048 MiB", r["peak_traced_mb"],
+                f"{r['resolution']})", "<= 2048 MiB", r["peak_traced_mb"],
                 r["peak_traced_mb"] <= 2048)
     timing = [r for r in rows if r["method"].startswith("MPFSurface[timing")]
     for r in timing:
@@ -336,8 +336,8 @@ NOTES = [
     "MPFSurface[extract_mesh memory, resolution=R]: one extract_mesh of a small fit (widths "
     "16, 2 epochs); peak_traced_mb = tracemalloc's peak during it (the grid is evaluated and "
     "meshed in float32 slabs of 2^22 points, so it grows with the mesh, not with R^3; "
-    "whole_grid_float32_mb is what the whole field alone would take; before issue 13 the "
-    "traced peak was 64 bytes per grid point).",
+    "whole_grid_float32_mb is what the whole field alone would take; before the slab-wise "
+    "extraction the traced peak was 64 bytes per grid point).",
 ]
 
 
