@@ -1401,7 +1401,8 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
             Observed outcomes (float); NaN cells are skipped.
         treatment : array-like of shape (n_samples,) or (n_samples, n_periods), default=None
             Integer treatment codes: each unit is scored against the regime whose first code
-            matches its first treatment (the reference otherwise). Required after a fit with
+            matches its first treatment (the first regime when both start alike); a first
+            code that is no regime's first code is an error. Required after a fit with
             treatment; ignored after a single-arm fit. Requested by default as metadata, so
             that :class:`~sklearn.model_selection.GridSearchCV` and
             :func:`~sklearn.model_selection.cross_validate` pass it when metadata routing is
@@ -1419,8 +1420,9 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         ValueError
             If ``treatment`` is None after a fit with treatment (without metadata routing,
             scikit-learn's searches call ``score(X, y)`` and cannot pass it), or ``y``,
-            ``treatment`` or ``sample_weight`` do not have one row per row of ``X``, or ``y``
-            does not have ``n_periods_`` columns.
+            ``treatment`` or ``sample_weight`` do not have one row per row of ``X``, ``y``
+            does not have ``n_periods_`` columns, or ``treatment`` holds a first code (or a
+            NaN, or a non-numeric value) that no fitted regime starts with.
         """
         check_is_fitted(self)
         if treatment is None and not self.single_arm_:
@@ -1458,6 +1460,14 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
                     f"({n}, {self.n_periods_}); got {W.shape}"
                 )
             first = W if W.ndim == 1 else W[:, 0]
+            known = np.unique(self.regimes_[:, 0])
+            if first.dtype.kind not in "biuf" or not np.all(np.isin(first, known)):
+                bad = (np.unique(first.astype(str)).tolist() if first.dtype.kind not in "biuf"
+                       else np.unique(first[~np.isin(first, known)]).tolist())
+                raise ValueError(
+                    f"treatment must hold the integer codes of the fitted regimes (first codes "
+                    f"{known.tolist()}); got {bad[:5]}"
+                )
             chosen = np.where(first == self.regimes_[0, 0], 0, 1)
             both = np.stack([self._predict_regime(Xv, r) for r in range(2)], axis=1)
             pred = both[np.arange(n), chosen]

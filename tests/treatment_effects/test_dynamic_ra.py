@@ -489,6 +489,12 @@ def test_score_checks_lengths():
         est.score(X, y, treatment=np.ones((120, 3), dtype=int))
     np.testing.assert_allclose(est.score(X, y, treatment=w, sample_weight=np.ones(120)),
                                est.score(X, y, treatment=w), rtol=1e-12)
+    # codes that match no fitted regime are an error, not scored against the other regime
+    for bad in (np.full_like(w, 5), w.astype(str), np.where(w == 1, np.nan, w)):
+        with pytest.raises(ValueError, match=r"treatment must hold the integer codes"):
+            est.score(X, y, treatment=bad)
+    np.testing.assert_allclose(est.score(X, y, treatment=w.astype(float)),
+                               est.score(X, y, treatment=w), rtol=1e-12)
 
 
 def _many_levels(seed, n=50, levels=45, noise=12.0):
