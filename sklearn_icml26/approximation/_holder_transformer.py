@@ -28,6 +28,7 @@ from skorch.callbacks import Callback
 from torch import nn
 
 from ..base import TorchEstimatorMixin
+from ..utils._scaling import _pow2_scale, _standardize
 
 __all__ = [
     "BlockBounds",
@@ -661,9 +662,12 @@ class HolderTransformerRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstima
                 f"weight): min-max scaling to [0, 1] needs a positive range in every column of "
                 f"X; drop them. Got value {Xa[0, constant[0]]:g} in every row of column "
                 f"{constant[0]}.")
-        self.y_mean_ = float(np.average(y, weights=sw))
-        std = float(np.sqrt(np.average((y - self.y_mean_) ** 2, weights=sw)))
-        self.y_scale_ = std if std > 0 else 1.0
+        # moments on power-of-two pre-scaled targets: no overflow of the squares near 1e300
+        c = float(_pow2_scale(y))
+        mean_c = float(np.average(y / c, weights=sw))
+        std_c = float(np.sqrt(np.average((y / c - mean_c) ** 2, weights=sw)))
+        self.y_mean_ = mean_c * c
+        self.y_scale_ = std_c * c if std_c > 0 else 1.0
         if self.output_bound == "auto":
             self.output_bound_ = float(np.max(np.abs(y[active])))
         else:
@@ -679,7 +683,7 @@ class HolderTransformerRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstima
         self.n_blocks_ = blocks if self.n_blocks == "auto" else int(self.n_blocks)
 
         Xs = (X - self.x_min_) / self.x_range_
-        ys = ((y - self.y_mean_) / self.y_scale_)[:, None]
+        ys = _standardize(y, self.y_mean_, self.y_scale_)[:, None]
         self._stopper = None
         if self.early_stopping:
             rng = check_random_state(self.random_state)

@@ -2,6 +2,7 @@
 
 import math
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -353,3 +354,16 @@ def test_sample_weight_routing_in_a_pipeline():
         reg = reg.set_score_request(sample_weight=False)
         scores = cross_val_score(reg, X, y, cv=2, params={"sample_weight": w})
     assert scores.shape == (2,) and np.all(np.isfinite(scores))
+
+
+@pytest.mark.parametrize("factor", [1e-200, 1e200, 1e300])
+def test_extreme_target_scales_give_scaled_predictions(factor):
+    # the target's mean and scale come from power-of-two pre-scaled moments: at 1e200 the
+    # squares of the plain formula overflowed and every prediction was -inf
+    X, y = make_holder_regression(120, 1, 0.5, random_state=0)[:2]
+    params = dict(d_model=8, n_heads=2, d_ff=16, max_epochs=2, batch_size=64, random_state=0)
+    base = HolderTransformerRegressor(**params).fit(X, y).predict(X[:5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        scaled = HolderTransformerRegressor(**params).fit(X, y * factor).predict(X[:5])
+    np.testing.assert_allclose(scaled / factor, base, rtol=1e-12)
