@@ -818,14 +818,16 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         if n_max_iter or n_not_coint:
             what = []
             if n_max_iter:
-                what.append(f"within max_iter={self.max_iter} sweeps for {n_max_iter} of {N} "
-                            f"rows; shares are the last iterate, renormalised")
+                what.append(f"stop={self.stop!r} not met within max_iter={self.max_iter} sweeps "
+                            f"for {n_max_iter} of {N} rows; shares are the last iterate, "
+                            "renormalised (raise max_iter, or use stop='converge' for the exact "
+                            "fixed point).")
             if n_not_coint:
-                what.append(f"for {n_not_coint} of {N} rows whose iteration converged: the "
-                            f"fixed point is not cointegrated (p-value > tol={tol:g}) with "
-                            f"every valid step's proportions; shares are that fixed point")
-            warnings.warn(f"stop={self.stop!r} not met " + "; ".join(what) + ".",
-                          ConvergenceWarning, stacklevel=3)
+                what.append(f"stop={self.stop!r} not met for {n_not_coint} of {N} rows whose "
+                            f"iteration converged: the fixed point is not cointegrated "
+                            f"(p-value > tol={tol:g}) with every valid step's proportions; "
+                            "shares are that fixed point (what stop='converge' gives).")
+            warnings.warn(" ".join(what), ConvergenceWarning, stacklevel=3)
         return e, n_iter
 
     def equilibrium_shares(self, X, system_attributes=None, return_n_iter=False):

@@ -213,7 +213,7 @@ def test_cointegration_stop_fires_on_stable_shares_and_not_on_noise():
     assert [str(r.message) for r in records] == [
         "stop='cointegration' not met for 1 of 4 rows whose iteration converged: the fixed "
         "point is not cointegrated (p-value > tol=0.05) with every valid step's proportions; "
-        "shares are that fixed point."]
+        "shares are that fixed point (what stop='converge' gives)."]
     closed = ESERegressor().fit(X, X.reshape(4, n, p)[:, :, -1]).equilibrium_shares(X)
     np.testing.assert_allclose(shares, closed, atol=1e-12)
     # cointegration stop, 12 unrelated systems, p = 10, 5 rows, max_iter=3: finite, sums to 1, warns
@@ -262,7 +262,7 @@ def test_cointegration_converged_but_not_cointegrated_warns():
     assert [(r.category, str(r.message)) for r in records] == [(ConvergenceWarning, (
         "stop='cointegration' not met for 6 of 6 rows whose iteration converged: the fixed "
         "point is not cointegrated (p-value > tol=0.05) with every valid step's proportions; "
-        "shares are that fixed point."))]
+        "shares are that fixed point (what stop='converge' gives)."))]
     assert np.all(n_iter == 36)  # ||e_j - e_{j-1}||_1 <= 1e-12 after 36 sweeps at damping 0.5
 
 
