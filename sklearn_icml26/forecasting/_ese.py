@@ -539,6 +539,8 @@ class ESERegressor(RegressorMixin, BaseEstimator):
     damping : float in [0, 1], default=0.5
         The paper's ``lambda``: 1 gives the newest proportions, 0.5 halves the weight per step
         back, 0 gives the window mean. Data-dependent; tune it with ``TimeSeriesSplit``.
+        The iterative stops (``"ted"``, ``"cointegration"``) need ``damping > 0``: at 0 the
+        iteration does not move (``fit`` raises a ``ValueError``).
     stop : {"converge", "ted", "cointegration"}, default="converge"
         ``"converge"``: the closed-form fixed point (one pass, independent of ``init``).
         ``"ted"``: iterate until ``sqrt(||s_p - e||_2 / sqrt(2)) < tol`` (``s_p`` the newest
