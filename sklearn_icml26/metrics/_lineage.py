@@ -17,6 +17,10 @@ def _encode(y, name):
         raise ValueError(f"{name} must be 1-D; got shape {y.shape}.")
     if len(y) == 0:
         raise ValueError(f"{name} must hold at least one sample; got an empty array.")
+    if y.dtype.kind in "fc" and np.isnan(y).any():
+        # np.unique would make NaN one more class (several, for NumPy < 2)
+        raise ValueError(f"{name} holds {int(np.isnan(y).sum())} NaN label(s); labels must be "
+                         "defined for every sample (drop or encode the unlabelled ones).")
     _, codes = np.unique(y, return_inverse=True)
     return codes.ravel()
 
@@ -95,7 +99,7 @@ def dendrogram_purity(y_true, parent, node_of_sample, *, self_pairs=True):
     Raises
     ------
     ValueError
-        If ``y_true`` is empty, the tree is malformed or the shapes disagree.
+        If ``y_true`` is empty or holds NaN, the tree is malformed or the shapes disagree.
 
     References
     ----------
@@ -230,7 +234,7 @@ def leaf_purity(y_true, labels):
     Raises
     ------
     ValueError
-        If ``y_true`` or ``labels`` is empty or not 1-D, or their lengths differ.
+        If ``y_true`` or ``labels`` is empty, not 1-D or holds NaN, or their lengths differ.
 
     Examples
     --------
@@ -265,7 +269,7 @@ def cluster_accuracy(y_true, labels):
     Raises
     ------
     ValueError
-        If ``y_true`` or ``labels`` is empty or not 1-D, or their lengths differ.
+        If ``y_true`` or ``labels`` is empty, not 1-D or holds NaN, or their lengths differ.
 
     Examples
     --------

@@ -129,6 +129,11 @@ def test_empty_labelings_raise_naming_the_argument(metric):
     with pytest.raises(ValueError, match="y_true and labels must have the same length; got 3 "
                                          "and 2"):
         metric([0, 1, 1], [0, 1])
+    # NaN labels are not one more class (before: leaf_purity([0, nan, nan], [0, 1, 1]) = 1.0)
+    with pytest.raises(ValueError, match=r"y_true holds 2 NaN label\(s\)"):
+        metric([0.0, np.nan, np.nan], [0, 1, 1])
+    with pytest.raises(ValueError, match=r"labels holds 1 NaN label\(s\)"):
+        metric([0, 1, 1], [0.0, 1.0, np.nan])
 
 
 def test_dendrogram_purity_of_no_samples_raises():
