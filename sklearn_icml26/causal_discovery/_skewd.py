@@ -31,7 +31,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils import progress_bar
-from ..utils._parallel import Parallel, delayed
+from ..utils._parallel import Parallel, delayed, record_warnings
 from ..utils._scaling import _pow2_scale, _robust_mean_std, _standardize
 from ._skewnormal import SkewNormalLSNMRegressor, _check_numeric
 
@@ -514,7 +514,7 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
             return
         # each fit records its warnings; they are issued here, naming the direction
         (fwd, rec_f), (bwd, rec_b) = Parallel(n_jobs=self.n_jobs)(
-            delayed(_recorded)(_fit_regressor, base, Xs[:, [a]], Xs[:, b])
+            delayed(record_warnings)(_fit_regressor, base, Xs[:, [a]], Xs[:, b])
             for a, b in ((0, 1), (1, 0))
         )
         for context, records in (("model 0 -> 1", rec_f), ("model 1 -> 0", rec_b)):
@@ -558,6 +558,7 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
 
     def _kept(self, records):
         """The recorded regressor warnings worth showing (not those the discoverer gave)."""
+        records = [(w.category, str(w.message)) for w in records]
         if self.verbose:
             return records
         return [(c, m) for c, m in records
@@ -634,7 +635,7 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         def ensure(keys):
             todo = [k for k in dict.fromkeys(keys) if k not in cache and not constant[k[0]]]
             fitted = Parallel(n_jobs=self.n_jobs)(
-                delayed(_recorded)(_node_score, base, Xs, j, P, self.root_density,
+                delayed(record_warnings)(_node_score, base, Xs, j, P, self.root_density,
                                    self.kde_bandwidth, seed)
                 for j, P in todo
             )
@@ -748,14 +749,6 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
 # variables, ties): dropped unless verbose; everything else, ConvergenceWarning (a UserWarning
 # subclass) first, reaches the caller
 _DUPLICATE = re.compile(r"X has constant feature|X column .* has only \d+ distinct values")
-
-
-def _recorded(function, *args):
-    """``function(*args)`` and the (category, message) of every warning it raised."""
-    with warnings.catch_warnings(record=True) as records:
-        warnings.simplefilter("always")
-        value = function(*args)
-    return value, [(r.category, str(r.message)) for r in records]
 
 
 def _fit_regressor(base, X, y):

@@ -22,7 +22,7 @@ from functools import update_wrapper
 
 from sklearn.utils import parallel as _sk_parallel
 
-__all__ = ["Parallel", "delayed"]
+__all__ = ["Parallel", "delayed", "record_warnings"]
 
 
 class _RecordedWarning:
@@ -68,13 +68,22 @@ class _RecordWarnings:
         update_wrapper(self, function)
 
     def __call__(self, *args, **kwargs):
-        with warnings.catch_warnings(record=True) as records:
-            # record everything; the caller's own filters decide when the warnings are issued
-            # again (a worker's "once"/"default" registry would otherwise drop repeats across
-            # tasks, and the filters copied into the worker would be applied twice)
-            warnings.simplefilter("always")
-            value = self._recorded_function(*args, **kwargs)
-        return _TaskResult(value, [_RecordedWarning(r) for r in records])
+        return _TaskResult(*record_warnings(self._recorded_function, *args, **kwargs))
+
+
+def record_warnings(function, *args, **kwargs):
+    """Call ``function`` and return ``(value, recorded)``, every warning it raised kept.
+
+    ``recorded`` lists objects with ``message``, ``category``, ``filename`` and ``lineno``
+    (picklable). For a caller that issues the warnings itself, e.g. with more context.
+    """
+    with warnings.catch_warnings(record=True) as records:
+        # record everything; the caller's own filters decide when the warnings are issued
+        # again (a worker's "once"/"default" registry would otherwise drop repeats across
+        # tasks, and the filters copied into the worker would be applied twice)
+        warnings.simplefilter("always")
+        value = function(*args, **kwargs)
+    return value, [_RecordedWarning(r) for r in records]
 
 
 def delayed(function):
