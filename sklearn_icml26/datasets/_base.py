@@ -78,6 +78,16 @@ class RemoteFile:
     sha256: str | None = None
 
 
+def _missing_parents(path, stop):
+    """The folders above ``path`` (up to, not including, ``stop``) that do not exist, top first."""
+    parents = []
+    for parent in path.parents:
+        if parent == stop or parent.exists():
+            break
+        parents.append(parent)
+    return parents[::-1]
+
+
 def fetch_files(dataset, files, data_home=None, download_if_missing=True):
     """Make sure the files of a dataset are in the data home, downloading the missing ones.
 
@@ -134,24 +144,37 @@ def fetch_files(dataset, files, data_home=None, download_if_missing=True):
 
     import pooch
 
-    for f in missing:
-        target = folder / f.path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        print(f"Downloading {f.url} to {target}")
-        try:
-            pooch.retrieve(
-                f.url,
-                known_hash=f"sha256:{f.sha256}" if f.sha256 else None,
-                fname=target.name,
-                path=target.parent,
-                progressbar=False,
-            )
-        except Exception as exc:  # network errors, HTTP errors, checksum mismatch
-            # the first line names the problem (no network, HTTP status, checksum); the chained
-            # exception keeps the whole story
-            first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            if len(first_line) > 200:
-                first_line = first_line[:197] + "..."
-            raise _fail(f"download of {f.path} failed: {type(exc).__name__}"
-                        + (f": {first_line}" if first_line else "")) from exc
+    # folders made for this download only; removed again if it fails, so that no empty folder
+    # is left to look like a dataset
+    created = []
+    logger = pooch.get_logger()
+    level = logger.level
+    logger.setLevel("WARNING")  # pooch's own "Downloading data from ..." would repeat our line
+    try:
+        for f in missing:
+            target = folder / f.path
+            created.extend(_missing_parents(target, stop=folder.parent))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            print(f"Downloading {f.url} to {target}")
+            try:
+                pooch.retrieve(
+                    f.url,
+                    known_hash=f"sha256:{f.sha256}" if f.sha256 else None,
+                    fname=target.name,
+                    path=target.parent,
+                    progressbar=False,
+                )
+            except Exception as exc:  # network errors, HTTP errors, checksum mismatch
+                # the first line names the problem (no network, HTTP status, checksum); the
+                # chained exception keeps the whole story
+                first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                if len(first_line) > 200:
+                    first_line = first_line[:197] + "..."
+                for path in reversed(created):  # deepest first; only the ones still empty
+                    if path.is_dir() and not any(path.iterdir()):
+                        path.rmdir()
+                raise _fail(f"download of {f.path} failed: {type(exc).__name__}"
+                            + (f": {first_line}" if first_line else "")) from exc
+    finally:
+        logger.setLevel(level)
     return folder

@@ -85,3 +85,35 @@ def test_many_missing_files_are_counted_not_all_listed(tmp_path):
     with pytest.raises(OSError, match=r"f0\.csv, .*f4\.csv and 35 more") as info:
         fetch_files("ds", files, data_home=tmp_path)
     assert "f39.csv" not in str(info.value)
+
+
+def test_failed_download_leaves_no_empty_folders(tmp_path):
+    # the dataset folder and the file's sub-folder are created for the download only: when it
+    # fails, neither is left behind (a later run must not mistake an empty folder for data)
+    home = get_data_home(tmp_path / "home")
+    with pytest.raises(OSError, match="download of sub/deeper/a.csv failed"):
+        fetch_files("ds", [RemoteFile("sub/deeper/a.csv", "http://127.0.0.1:9/a.csv", "0" * 64)],
+                    data_home=home)
+    assert list(home.iterdir()) == []
+
+
+def test_failed_download_keeps_folders_that_were_there(tmp_path):
+    home = get_data_home(tmp_path / "home")
+    (home / "ds").mkdir()
+    (home / "ds" / "other.csv").write_text("kept\n")
+    with pytest.raises(OSError):
+        fetch_files("ds", [RemoteFile("sub/a.csv", "http://127.0.0.1:9/a.csv", "0" * 64)],
+                    data_home=home)
+    assert sorted(p.name for p in (home / "ds").iterdir()) == ["other.csv"]
+
+
+def test_download_is_announced_once(tmp_path, http_folder, capsys):
+    served, url = http_folder
+    content = b"x\n"
+    (served / "t.csv").write_bytes(content)
+    fetch_files("ds", [RemoteFile("t.csv", f"{url}/t.csv", hashlib.sha256(content).hexdigest())],
+                data_home=tmp_path)
+    out = capsys.readouterr()
+    # one line of our own on stdout; pooch's own "Downloading data from ..." log is silenced
+    announced = [line for line in (out.out + out.err).splitlines() if "Downloading" in line]
+    assert len(announced) == 1, announced
