@@ -10,7 +10,6 @@ closed form of the converged shares is the default; the paper's iterative refine
 attribute-based initial state and its "ted"/"cointegration" stop rules) is available as options.
 """
 
-import time
 import warnings
 from numbers import Integral, Real
 
@@ -1084,59 +1083,3 @@ class PerSystemRegressor(RegressorMixin, BaseEstimator):
             warnings.warn(f"{n_bad} (row, system) pairs have a scale <= 0; their forecast is "
                           f"the newest value (persistence).", UserWarning, stacklevel=2)
         return out[:, 0] if self._y_1d else out
-
-
-# --------------------------------------------------------------------------------------------
-# demo
-# --------------------------------------------------------------------------------------------
-def run_demo(data_home=None, verbose=1, fast=False):
-    """ESE on COVID-19 Victoria (319 regions) beside the random walk and per-system Ridge.
-
-    Parameters
-    ----------
-    data_home : str or path-like, default=None
-        Data home holding ``ese_xu2026/`` (see :func:`sklearn_icml26.datasets.get_data_home`).
-    verbose : int, default=1
-        Progress bar over the methods when positive.
-    fast : bool, default=False
-        Use the 20-region level instead of 319 regions.
-
-    Returns
-    -------
-    table : pandas.DataFrame
-        Columns ``method, dataset, metric, value, anchor, anchor_value, seconds``.
-    """
-    import pandas as pd
-    from sklearn.linear_model import RidgeCV
-
-    from ..datasets import load_ese_covid_victoria
-    from ..utils._registry import DEMO_COLUMNS
-
-    level = 20 if fast else 320
-    bunch = load_ese_covid_victoria(level=level, data_home=data_home)
-    Y = bunch.data.to_numpy(dtype=np.float64)
-    p = 100
-    X, y = sliding_window(Y, p)
-    n_test = round(0.1 * Y.shape[0])
-    Xtr, ytr, Xte, yte = X[:-n_test], y[:-n_test], X[-n_test:], y[-n_test:]
-
-    def rmse(pred):
-        return float(np.mean(np.sqrt(np.mean((pred - yte) ** 2, axis=0))))
-
-    alphas = np.logspace(-6, 3, 10)
-    methods = {
-        "ESERegressor": lambda: ESERegressor(),
-        "ESERegressor(RidgeCV)": lambda: ESERegressor(RidgeCV(alphas=alphas), aggregate_lags=14),
-        "PerSystemRegressor(RidgeCV)": lambda: PerSystemRegressor(RidgeCV(alphas=alphas),
-                                                                  n_lags=14),
-    }
-    rw = rmse(Xte.reshape(n_test, Y.shape[1], p)[:, :, -1])
-    dataset = f"COVID-Victoria-{Y.shape[1]}"
-    rows = []
-    for name in progress_bar(methods, verbose=verbose, desc="ESE demo"):
-        start = time.perf_counter()
-        pred = methods[name]().fit(Xtr, ytr).predict(Xte)
-        rows.append({"method": name, "dataset": dataset, "metric": "RMSE", "value": rmse(pred),
-                     "anchor": "random walk", "anchor_value": rw,
-                     "seconds": time.perf_counter() - start})
-    return pd.DataFrame(rows, columns=DEMO_COLUMNS)

@@ -42,9 +42,9 @@ class Demo:
 
 # name -> Demo, in the order `demo` runs them; each method adds its line here
 DEMOS = {}
-DEMOS["ese"] = Demo("ese", "ESE vs random walk and per-system Ridge, COVID-19 Victoria (319 regions)", "ese_xu2026", "sklearn_icml26.forecasting._ese:run_demo")  # noqa: E501
-DEMOS["skewd"] = Demo("skewd", "SkewD cause-effect decisions vs QCCD, Tuebingen pairs (weighted accuracy, AUDRC)", "cause_effect", "sklearn_icml26.causal_discovery._demo:run_demo")  # noqa: E501
-DEMOS["longitudinal"] = Demo("longitudinal", "DynamicRA effect per period vs Lin (HC2), BtheB and respiratory trials", "longitudinal_rct", "sklearn_icml26.treatment_effects._demo:run_demo")  # noqa: E501
-DEMOS["hdtree"] = Demo("hdtree", "HDTree lineage tree vs Ward and diffusion pseudotime, Paul15 (2,660 cells)", "single_cell", "sklearn_icml26.lineage._demo:run_demo")  # noqa: E501
+DEMOS["ese"] = Demo("ese", "ESERegressor vs random walk and per-system Ridge, COVID-19 Victoria (319 regions)", "ese_xu2026", "sklearn_icml26.forecasting._demo:run_demo")  # noqa: E501
+DEMOS["skewd"] = Demo("skewd", "SkewDCausalDiscoverer cause-effect decisions vs QCCD, Tuebingen pairs (weighted accuracy, AUDRC)", "cause_effect", "sklearn_icml26.causal_discovery._demo:run_demo")  # noqa: E501
+DEMOS["longitudinal"] = Demo("longitudinal", "LongitudinalRegressionAdjuster effect per period vs Lin (HC2), BtheB and respiratory trials", "longitudinal_rct", "sklearn_icml26.treatment_effects._demo:run_demo")  # noqa: E501
+DEMOS["hdtree"] = Demo("hdtree", "HDTreeLineage lineage tree vs Ward and diffusion pseudotime, Paul15 (2,660 cells)", "single_cell", "sklearn_icml26.lineage._demo:run_demo")  # noqa: E501
 DEMOS["mpf"] = Demo("mpf", "MPFSurface vs its SDF ablation on an open hemisphere (CD-L1, NC; mesh to PLY)", "mpf", "sklearn_icml26.surface._demo:run_demo")  # noqa: E501
 DEMOS["holder"] = Demo("holder", "HolderTransformerRegressor (auto depth) vs MLP and theory-tuned KNN on a 2-D Hölder wavelet function (excess risk)", "none (generated)", "sklearn_icml26.approximation._demo:run_demo")  # noqa: E501

@@ -36,12 +36,12 @@ from sklearn_icml26.forecasting import (
     last_window,
     sliding_window,
 )
+from sklearn_icml26.forecasting._demo import run_demo
 from sklearn_icml26.forecasting._ese import (
     _coint_pvalues,
     _finalize_shares,
     _proportions,
     _refine_shares,
-    run_demo,
 )
 
 
