@@ -24,6 +24,7 @@ and calls :meth:`~TorchEstimatorMixin._fit_net` in ``fit`` and
 :meth:`~TorchEstimatorMixin._forward_numpy` in ``predict``/``transform``.
 """
 
+import inspect
 import threading
 from numbers import Integral, Real
 
@@ -42,7 +43,14 @@ __all__ = ["TorchEstimatorMixin"]
 # worker processes) still run fits in parallel.
 _TORCH_RNG_LOCK = threading.RLock()
 
-_OPTIMIZERS = {"adam": "Adam", "adamw": "AdamW", "sgd": "SGD", "rmsprop": "RMSprop"}
+_OPTIMIZERS = {"adam": "Adam", "adamw": "AdamW", "sgd": "SGD", "rmsprop": "RMSprop",
+               "adamo": "AdamO"}
+# names of torch.optim classes; the others live in the package (imported when first used)
+_PACKAGE_OPTIMIZERS = {"adamo": "sklearn_icml26.optim"}
+# keyword arguments the adapter sets itself (``lr``) or that skorch reserves
+_RESERVED_OPTIMIZER_KEYS = {"params": "the module's parameters are passed by the adapter",
+                            "lr": "use the estimator's lr parameter",
+                            "param_groups": "parameter groups are set by the estimator"}
 _DTYPES = {"float32": np.float32, "float64": np.float64}
 
 
@@ -97,8 +105,16 @@ class TorchEstimatorMixin:
         Mini-batch size; ``-1`` trains on the full batch.
     lr : float
         Learning rate of the optimizer.
-    optimizer : {"adam", "adamw", "sgd", "rmsprop"} or torch optimizer class
-        Optimizer.
+    optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class
+        Optimizer. ``"adamo"`` is :class:`sklearn_icml26.optim.AdamO` (Adam with a budgeted
+        orthogonality correction of the weight matrices, Qiao et al., ICML 2026); the others are
+        the :mod:`torch.optim` classes of those names.
+    optimizer_params : dict or None
+        Extra keyword arguments of the optimizer, e.g. ``{"betas": (0.9, 0.99)}`` or, for
+        ``"adamo"``, ``{"kappa": 1.0, "tau": 0.05}``; ``None`` keeps the optimizer's defaults.
+        Keys must be arguments of the optimizer; ``lr`` has its own parameter. They reach
+        skorch as ``optimizer__<key>``. Read with ``getattr``, so an estimator without this
+        parameter trains with the optimizer's defaults.
     precision : {"float32", "float64"}
         Floating point precision of the module and of the data fed to it.
     device : str
@@ -122,6 +138,7 @@ class TorchEstimatorMixin:
         "batch_size": [Interval(Integral, 1, None, closed="left"), Options(Integral, {-1})],
         "lr": [Interval(Real, 0, None, closed="neither")],
         "optimizer": [StrOptions(set(_OPTIMIZERS)), type],
+        "optimizer_params": [dict, None],
         "precision": [StrOptions(set(_DTYPES))],
         "device": [str],
         "random_state": ["random_state"],
@@ -165,8 +182,52 @@ class TorchEstimatorMixin:
 
     def _optimizer_class(self):
         if isinstance(self.optimizer, str):
+            if self.optimizer in _PACKAGE_OPTIMIZERS:
+                import importlib
+
+                module = importlib.import_module(_PACKAGE_OPTIMIZERS[self.optimizer])
+                return getattr(module, _OPTIMIZERS[self.optimizer])
             return getattr(torch.optim, _OPTIMIZERS[self.optimizer])
         return self.optimizer
+
+    def _optimizer_kwargs(self, optimizer_class=None):
+        """Validated ``optimizer_params`` as skorch's ``optimizer__<key>`` keyword arguments.
+
+        Reads ``getattr(self, "optimizer_params", None)``, so estimators without the parameter
+        get ``{}``. Raises a ``TypeError`` when it is not a dict of str keys and a ``ValueError``
+        when a key is reserved or is not an argument of the optimizer.
+        """
+        params = getattr(self, "optimizer_params", None)
+        if params is None:
+            return {}
+        if not isinstance(params, dict):
+            raise TypeError("optimizer_params must be a dict of optimizer keyword arguments or "
+                            f"None; got {type(params).__name__} {params!r}.")
+        optimizer_class = self._optimizer_class() if optimizer_class is None else optimizer_class
+        name = getattr(optimizer_class, "__name__",
+                       getattr(getattr(optimizer_class, "func", None), "__name__",
+                               repr(optimizer_class)))
+        try:
+            signature = inspect.signature(optimizer_class)
+        except (TypeError, ValueError):  # builtins without a signature: let torch decide
+            signature = None
+        accepted = None
+        if signature is not None and not any(
+                p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
+            accepted = [k for k, p in signature.parameters.items()
+                        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                      inspect.Parameter.KEYWORD_ONLY)
+                        and k not in _RESERVED_OPTIMIZER_KEYS]
+        for key in params:
+            if not isinstance(key, str):
+                raise TypeError(f"optimizer_params keys must be str; got {key!r}.")
+            if key in _RESERVED_OPTIMIZER_KEYS:
+                raise ValueError(f"optimizer_params may not set {key!r}: "
+                                 f"{_RESERVED_OPTIMIZER_KEYS[key]}.")
+            if accepted is not None and key not in accepted:
+                raise ValueError(f"optimizer_params key {key!r} is not an argument of the "
+                                 f"optimizer {name}; it accepts {sorted(accepted)}.")
+        return {f"optimizer__{key}": value for key, value in params.items()}
 
     def _fit_net(self, X, y, sample_weight=None, n_outputs=None, extra_inputs=None):
         """Build the module and train it on ``(X, y)``; sets ``net_`` and ``n_iter_``.
@@ -192,6 +253,8 @@ class TorchEstimatorMixin:
             The trained net, also stored as ``net_``.
         """
         self._check_device()
+        optimizer_class = self._optimizer_class()
+        optimizer_kwargs = self._optimizer_kwargs(optimizer_class)
         X = self._as_input(X)
         sample_weight = _check_sample_weight(
             sample_weight, X, dtype=X.dtype, ensure_non_negative=True
@@ -213,7 +276,8 @@ class TorchEstimatorMixin:
             net = _WeightedNet(
                 module=module,
                 criterion=criterion,
-                optimizer=self._optimizer_class(),
+                optimizer=optimizer_class,
+                **optimizer_kwargs,
                 lr=self.lr,
                 max_epochs=self.max_epochs,
                 batch_size=self.batch_size,

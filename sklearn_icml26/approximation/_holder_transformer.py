@@ -457,7 +457,8 @@ class HolderTransformerRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstima
         Mini-batch size; ``-1`` trains on the full batch.
     lr : float, default=1e-3
         Learning rate.
-    optimizer : {"adam", "adamw", "sgd", "rmsprop"} or torch optimizer class, default="adam"
+    optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
+default="adam"
         Optimizer.
     weight_decay : float, default=0.0
         Weight decay passed to the optimizer (>= 0).
@@ -474,6 +475,9 @@ class HolderTransformerRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstima
         Seeds initialisation, shuffling and the validation split.
     verbose : int, default=0
         ``1`` prints skorch's epoch table.
+    optimizer_params : dict or None, default=None
+        Extra keyword arguments of the optimizer, e.g. ``{"betas": (0.9, 0.99)}`` or, for
+        ``"adamo"``, ``{"kappa": 1.0, "tau": 0.05}``; ``lr`` has its own parameter.
 
     Attributes
     ----------
@@ -562,7 +566,7 @@ class HolderTransformerRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstima
                  tokenization="coordinate", norm=None, output_bound=None, max_epochs=300,
                  batch_size=128, lr=1e-3, optimizer="adam", weight_decay=0.0,
                  early_stopping=False, validation_fraction=0.1, precision="float32",
-                 device="cpu", random_state=None, verbose=0):
+                 device="cpu", random_state=None, verbose=0, optimizer_params=None):
         self.alpha = alpha
         self.n_blocks = n_blocks
         self.eps = eps
@@ -579,6 +583,7 @@ class HolderTransformerRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstima
         self.batch_size = batch_size
         self.lr = lr
         self.optimizer = optimizer
+        self.optimizer_params = optimizer_params
         self.weight_decay = weight_decay
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction

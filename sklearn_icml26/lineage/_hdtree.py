@@ -153,7 +153,8 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
         Mini-batch size (``-1``: full batch); batches of fewer than 2 rows are skipped.
     lr : float, default=5e-3
         Peak learning rate.
-    optimizer : {"adamw", "adam", "sgd", "rmsprop"} or torch optimizer class, default="adamw"
+    optimizer : {"adamw", "adam", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
+default="adamw"
         Optimizer.
     precision : {"float32", "float64"}, default="float32"
         Floating point precision of the torch module.
@@ -164,6 +165,9 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
     verbose : int, default=0
         ``1`` prints skorch's epoch table with the stage; ``2`` also shows a progress bar
         per epoch.
+    optimizer_params : dict or None, default=None
+        Extra keyword arguments of the optimizer, e.g. ``{"betas": (0.9, 0.99)}`` or, for
+        ``"adamo"``, ``{"kappa": 1.0, "tau": 0.05}``; ``lr`` has its own parameter.
 
     Attributes
     ----------
@@ -279,7 +283,8 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
                  fit_decoder=True, n_timesteps=200, decoder_width=512, ema_decay=0.999,
                  pseudotime_level=None, graph_neighbors=3, max_epochs=300,
                  stage_fractions=(0.5, 0.2, 0.3), batch_size=512, lr=5e-3, optimizer="adamw",
-                 precision="float32", device="cpu", random_state=None, verbose=0):
+                 precision="float32", device="cpu", random_state=None, verbose=0,
+                 optimizer_params=None):
         self.n_components = n_components
         self.n_levels = n_levels
         self.n_clusters = n_clusters
@@ -304,6 +309,7 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
         self.batch_size = batch_size
         self.lr = lr
         self.optimizer = optimizer
+        self.optimizer_params = optimizer_params
         self.precision = precision
         self.device = device
         self.random_state = random_state

@@ -485,7 +485,8 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
         over the training steps; ``"constant"`` keeps ``lr``. (The spec's constant 2e-4
         left the zero set short of the points: open_cylinder, 2000 steps, CD-L1 0.0068 with
         constant 2e-4, 0.0042 with cosine from 1e-3; the sampling floor is 0.0040.)
-    optimizer : {"adam", "adamw", "sgd", "rmsprop"} or torch optimizer class, default="adam"
+    optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
+default="adam"
         Optimizer.
     precision : {"float32", "float64"}, default="float32"
         Floating point precision of training. Fields are always evaluated with a float64
@@ -498,6 +499,9 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
         Seeds initialisation, shuffling and the sampled points.
     verbose : int, default=0
         ``1`` prints skorch's epoch table with every loss term.
+    optimizer_params : dict or None, default=None
+        Extra keyword arguments of the optimizer, e.g. ``{"betas": (0.9, 0.99)}`` or, for
+        ``"adamo"``, ``{"kappa": 1.0, "tau": 0.05}``; ``lr`` has its own parameter.
 
     Attributes
     ----------
@@ -586,7 +590,7 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
                  box_padding=0.1, laplacian_fraction=0.25, laplacian_schedule=(0.2, 0.5),
                  warm_start_iter=200, max_epochs=100, batch_size=1024, lr=1e-3,
                  lr_schedule="cosine", optimizer="adam", precision="float32", device="cpu",
-                 random_state=None, verbose=0):
+                 random_state=None, verbose=0, optimizer_params=None):
         self.field = field
         self.hidden_width = hidden_width
         self.n_layers = n_layers
@@ -608,6 +612,7 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
         self.lr = lr
         self.lr_schedule = lr_schedule
         self.optimizer = optimizer
+        self.optimizer_params = optimizer_params
         self.precision = precision
         self.device = device
         self.random_state = random_state

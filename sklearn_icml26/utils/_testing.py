@@ -47,12 +47,13 @@ class _MLPBase(TorchEstimatorMixin, BaseEstimator):
 
     def __init__(self, hidden_units=16, *, max_epochs=100, batch_size=64, lr=0.01,
                  optimizer="adam", precision="float32", device="cpu", random_state=None,
-                 verbose=0):
+                 verbose=0, optimizer_params=None):
         self.hidden_units = hidden_units
         self.max_epochs = max_epochs
         self.batch_size = batch_size
         self.lr = lr
         self.optimizer = optimizer
+        self.optimizer_params = optimizer_params
         self.precision = precision
         self.device = device
         self.random_state = random_state
@@ -76,7 +77,8 @@ class TorchMLPRegressor(RegressorMixin, _MLPBase):
         Mini-batch size; ``-1`` is the full batch.
     lr : float, default=0.01
         Adam learning rate.
-    optimizer : {"adam", "adamw", "sgd", "rmsprop"} or torch optimizer class, default="adam"
+    optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
+default="adam"
         Optimizer.
     precision : {"float32", "float64"}, default="float32"
         Precision of the module.
@@ -86,6 +88,9 @@ class TorchMLPRegressor(RegressorMixin, _MLPBase):
         Seeds initialisation and shuffling.
     verbose : int, default=0
         ``1`` prints skorch's epoch table.
+    optimizer_params : dict or None, default=None
+        Extra keyword arguments of the optimizer, e.g. ``{"betas": (0.9, 0.99)}`` or, for
+        ``"adamo"``, ``{"kappa": 1.0, "tau": 0.05}``; ``lr`` has its own parameter.
 
     Attributes
     ----------
@@ -166,7 +171,8 @@ class TorchMLPClassifier(ClassifierMixin, _MLPBase):
         Mini-batch size; ``-1`` is the full batch.
     lr : float, default=0.01
         Adam learning rate.
-    optimizer : {"adam", "adamw", "sgd", "rmsprop"} or torch optimizer class, default="adam"
+    optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
+default="adam"
         Optimizer.
     precision : {"float32", "float64"}, default="float32"
         Precision of the module.
@@ -176,6 +182,9 @@ class TorchMLPClassifier(ClassifierMixin, _MLPBase):
         Seeds initialisation and shuffling.
     verbose : int, default=0
         ``1`` prints skorch's epoch table.
+    optimizer_params : dict or None, default=None
+        Extra keyword arguments of the optimizer, e.g. ``{"betas": (0.9, 0.99)}`` or, for
+        ``"adamo"``, ``{"kappa": 1.0, "tau": 0.05}``; ``lr`` has its own parameter.
 
     Attributes
     ----------
@@ -331,7 +340,8 @@ class TorchAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MLPBa
         Mini-batch size; ``-1`` is the full batch.
     lr : float, default=0.01
         Adam learning rate.
-    optimizer : {"adam", "adamw", "sgd", "rmsprop"} or torch optimizer class, default="adam"
+    optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
+default="adam"
         Optimizer.
     precision : {"float32", "float64"}, default="float32"
         Precision of the module.
@@ -341,6 +351,9 @@ class TorchAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MLPBa
         Seeds initialisation and shuffling.
     verbose : int, default=0
         ``1`` prints skorch's epoch table.
+    optimizer_params : dict or None, default=None
+        Extra keyword arguments of the optimizer, e.g. ``{"betas": (0.9, 0.99)}`` or, for
+        ``"adamo"``, ``{"kappa": 1.0, "tau": 0.05}``; ``lr`` has its own parameter.
 
     Attributes
     ----------
@@ -361,10 +374,11 @@ class TorchAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MLPBa
 
     def __init__(self, n_components=2, hidden_units=16, *, max_epochs=100, batch_size=64,
                  lr=0.01, optimizer="adam", precision="float32", device="cpu",
-                 random_state=None, verbose=0):
+                 random_state=None, verbose=0, optimizer_params=None):
         super().__init__(hidden_units, max_epochs=max_epochs, batch_size=batch_size, lr=lr,
                          optimizer=optimizer, precision=precision, device=device,
-                         random_state=random_state, verbose=verbose)
+                         random_state=random_state, verbose=verbose,
+                         optimizer_params=optimizer_params)
         self.n_components = n_components
 
     @_fit_context(prefer_skip_nested_validation=True)
