@@ -346,7 +346,8 @@ def test_scaling_auto_resolution():
     X_last_zero = X.copy()
     X_last_zero.reshape(len(X), 4, 5)[0, :, -1] = 0.0  # one window ends on a zero total
     assert ESERegressor().fit(X_last_zero, y).scaling_ == "mean"
-    assert ESERegressor().fit(X - 100.0, y - 100.0).scaling_ is None
+    with pytest.warns(UserWarning, match="negative values"):
+        assert ESERegressor().fit(X - 100.0, y - 100.0).scaling_ is None
     per = PerSystemRegressor().fit(X_last_zero, y)
     assert per.scaling_ == ["mean"] * 4
 
@@ -527,6 +528,22 @@ def test_non_positive_totals():
     assert np.all(np.isfinite(pred))
     with pytest.warns(UserWarning, match="12 \\(row, system\\) pairs"):
         PerSystemRegressor().fit(X, y).predict(X_bad)
+
+
+def test_negative_inputs_warn_that_shares_need_raw_series():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    Y, _, _ = _panel(4, 80)
+    X, y = sliding_window(Y, 5)
+    assert X.min() >= 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # raw nonnegative series: no warning
+        raw = ESERegressor().fit(X, y)
+    with pytest.warns(UserWarning, match=r"X has \d+ negative values .*StandardScaler"):
+        scaled = make_pipeline(StandardScaler(), ESERegressor()).fit(X, y)
+    # the warning is about a real loss, not noise: the scaled pipeline forecasts worse
+    assert _rmse(scaled.predict(X), y) > _rmse(raw.predict(X), y)
 
 
 # --------------------------------------------------------------------------------------------
