@@ -23,6 +23,8 @@ _LAZY_NAMES = {
     "ESERegressor": "forecasting",
     "PerSystemRegressor": "forecasting",
     "HolderTransformerRegressor": "approximation",
+    "SentenceEmbedder": "memory",
+    "IncrementalBM25": "memory",
 }
 
 _SUBMODULES = [
@@ -32,6 +34,7 @@ _SUBMODULES = [
     "datasets",
     "forecasting",
     "lineage",
+    "memory",
     "metrics",
     "surface",
     "treatment_effects",

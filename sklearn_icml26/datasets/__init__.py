@@ -52,3 +52,7 @@ __all__ += ["load_krumsiek11", "load_paul15", "make_branching_trajectory",
 from ._holder import make_holder_regression  # noqa: E402
 
 __all__ += ["make_holder_regression"]
+
+from ._locomo import LOCOMO_CATEGORY_NAMES, load_locomo  # noqa: E402
+
+__all__ += ["LOCOMO_CATEGORY_NAMES", "load_locomo"]

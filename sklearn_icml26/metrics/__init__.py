@@ -26,3 +26,20 @@ from ._lineage import (  # noqa: E402
 
 __all__ += ["cluster_accuracy", "dendrogram_from_children", "dendrogram_purity", "leaf_purity",
             "pseudotime_correlation"]
+
+from ._retrieval import (  # noqa: E402
+    average_precision_at_k,
+    evaluate_retrieval,
+    ndcg_at_k,
+    precision_at_k,
+    rank_documents,
+    recall_at_k,
+    reciprocal_rank_at_k,
+)
+
+__all__ += ["average_precision_at_k", "evaluate_retrieval", "ndcg_at_k", "precision_at_k",
+            "rank_documents", "recall_at_k", "reciprocal_rank_at_k"]
+
+from ._qa import locomo_f1, locomo_normalize, locomo_tokens, oracle_span_f1, token_f1  # noqa: E402
+
+__all__ += ["locomo_f1", "locomo_normalize", "locomo_tokens", "oracle_span_f1", "token_f1"]
