@@ -23,6 +23,7 @@ _LAZY_NAMES = {
     "ESERegressor": "forecasting",
     "PerSystemRegressor": "forecasting",
     "HolderTransformerRegressor": "approximation",
+    "HubnessBalancedCodebook": "editing",
     "SentenceEmbedder": "memory",
     "IncrementalBM25": "memory",
 }
@@ -32,6 +33,7 @@ _SUBMODULES = [
     "base",
     "causal_discovery",
     "datasets",
+    "editing",
     "forecasting",
     "lineage",
     "memory",

@@ -53,6 +53,10 @@ from ._holder import make_holder_regression  # noqa: E402
 
 __all__ += ["make_holder_regression"]
 
+from ._edit_stream import make_edit_stream  # noqa: E402
+
+__all__ += ["make_edit_stream"]
+
 from ._locomo import LOCOMO_CATEGORY_NAMES, load_locomo  # noqa: E402
 
 __all__ += ["LOCOMO_CATEGORY_NAMES", "load_locomo"]

@@ -27,6 +27,10 @@ from ._lineage import (  # noqa: E402
 __all__ += ["cluster_accuracy", "dendrogram_from_children", "dendrogram_purity", "leaf_purity",
             "pseudotime_correlation"]
 
+from ._hubness import hubness_measures, k_occurrence  # noqa: E402
+
+__all__ += ["hubness_measures", "k_occurrence"]
+
 from ._retrieval import (  # noqa: E402
     average_precision_at_k,
     evaluate_retrieval,
