@@ -54,8 +54,9 @@ def make_edit_stream(n_edits=50, n_keys_per_edit=3, n_features=64, key_noise=0.0
     Returns
     -------
     data : Bunch
-        ``keys`` (n_keys, n_features), ``edit_ids`` (n_keys,) int, ``values`` (list of str,
-        ``"edit {e}"``), ``centres`` (n_edits, n_features), ``related`` (n_edits * n_related,
+        ``key_vectors`` (n_keys, n_features; not ``keys``, a mapping method of
+        :class:`~sklearn.utils.Bunch`), ``edit_ids`` (n_keys,) int, ``key_values`` (list of
+        str, ``"edit {e}"``), ``centres`` (n_edits, n_features), ``related`` (n_edits * n_related,
         n_features), ``related_edit_ids`` (n_edits * n_related,), ``unrelated``
         (n_unrelated, n_features) and ``hub_index`` (row of the hub key, or None).
 
@@ -63,7 +64,7 @@ def make_edit_stream(n_edits=50, n_keys_per_edit=3, n_features=64, key_noise=0.0
     --------
     >>> from sklearn_icml26.datasets import make_edit_stream
     >>> data = make_edit_stream(n_edits=4, n_features=8, random_state=0)
-    >>> data.keys.shape, data.related.shape, data.unrelated.shape, data.hub_index
+    >>> data.key_vectors.shape, data.related.shape, data.unrelated.shape, data.hub_index
     ((13, 8), (8, 8), (200, 8), 12)
     """
     rng = np.random.default_rng(random_state if not isinstance(random_state,
@@ -84,6 +85,6 @@ def make_edit_stream(n_edits=50, n_keys_per_edit=3, n_features=64, key_noise=0.0
         keys = np.vstack([keys, keys.mean(axis=0)])
         edit_ids = np.append(edit_ids, n_edits)
         values.append("hub")
-    return Bunch(keys=keys, edit_ids=edit_ids, values=values, centres=centres,
+    return Bunch(key_vectors=keys, edit_ids=edit_ids, key_values=values, centres=centres,
                  related=related, related_edit_ids=related_ids, unrelated=unrelated,
                  hub_index=hub_index)

@@ -20,6 +20,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+from scipy import sparse
 from scipy.special import ndtr
 from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.exceptions import NotFittedError
@@ -447,25 +448,9 @@ class HubnessBalancedCodebook(BaseEstimator):
         return self.embedder is not None
 
     def _check_texts(self, X, name="X"):
-        if isinstance(X, str):
-            raise TypeError(f"{name} must be a list of str (one text per key or query); got a "
-                            f"single str")
-        if hasattr(X, "to_numpy"):  # pandas Series / one-column DataFrame
-            X = X.to_numpy()
-        arr = np.asarray(X, dtype=object)
-        if arr.ndim == 2 and arr.shape[1] == 1:
-            arr = arr[:, 0]
-        if arr.ndim != 1:
-            raise ValueError(f"{name} must be a 1-D list of str in text mode (embedder set); got "
-                             f"an array of shape {arr.shape}")
-        if arr.shape[0] == 0:
-            raise ValueError(f"Found array with 0 sample(s) (shape={arr.shape}) while a minimum "
-                             f"of 1 is required by {type(self).__name__}.")
-        for i, t in enumerate(arr):
-            if not isinstance(t, str):
-                raise TypeError(f"{name} must hold str in text mode (embedder set); element {i} "
-                                f"is {type(t).__name__} ({t!r})")
-        return [str(t) for t in arr]
+        from ..memory._embedder import check_texts
+
+        return check_texts(X, name=name, owner=type(self).__name__)
 
     def _make_embedder(self):
         if self.embedder == "auto":
@@ -479,7 +464,8 @@ class HubnessBalancedCodebook(BaseEstimator):
             return clone(self.embedder)
 
     def _embed(self, texts):
-        Z = np.asarray(self._embedder.transform(texts), dtype=np.float64)
+        Z = self._embedder.transform(texts)
+        Z = np.asarray(Z.toarray() if sparse.issparse(Z) else Z, dtype=np.float64)
         if Z.ndim != 2 or Z.shape[0] != len(texts):
             raise ValueError(f"the embedder must map n texts to an (n, d) array; got shape "
                              f"{Z.shape} for {len(texts)} texts")
