@@ -25,6 +25,7 @@ _LAZY_NAMES = {
     "HolderTransformerRegressor": "approximation",
     "HubnessBalancedCodebook": "editing",
     "SentenceEmbedder": "memory",
+    "StreamingMemory": "memory",
     "IncrementalBM25": "memory",
 }
 

@@ -60,3 +60,7 @@ __all__ += ["make_edit_stream"]
 from ._locomo import LOCOMO_CATEGORY_NAMES, load_locomo  # noqa: E402
 
 __all__ += ["LOCOMO_CATEGORY_NAMES", "load_locomo"]
+
+from ._memory_stream import make_memory_stream  # noqa: E402
+
+__all__ += ["make_memory_stream"]

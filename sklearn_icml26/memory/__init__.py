@@ -8,3 +8,7 @@ from ._bm25 import BM25_STOPWORDS_EN, IncrementalBM25, bm25_tokenize
 from ._embedder import SentenceEmbedder
 
 __all__ = ["BM25_STOPWORDS_EN", "IncrementalBM25", "SentenceEmbedder", "bm25_tokenize"]
+
+from ._streaming import StreamingMemory, keyword_text  # noqa: E402
+
+__all__ += ["StreamingMemory", "keyword_text"]
