@@ -1,0 +1,29 @@
+"""Scoring retrieved evidence for retrieval-augmented reasoning.
+
+:class:`SemanticInfoGainScorer` measures how much a passage moves a generator's belief over the
+semantic clusters of its sampled answers (InfoReasoner's semantic information gain);
+:class:`InfoGainReranker` ranks candidate passages by it; :func:`semantic_entropy` is the
+entropy over clusters of equivalent answers. Answer generators: :class:`TableGenerator` (a stub of
+fixed samples) and :class:`SmolLM2Generator` (a small local instruction-tuned model).
+"""
+
+from ._generators import (
+    SmolLM2Generator,
+    TableGenerator,
+    build_prompt,
+    context_of_prompt,
+    fetch_smollm2,
+)
+from ._info_gain import InfoGainReranker, SampleCache, SemanticInfoGainScorer, semantic_entropy
+
+__all__ = [
+    "InfoGainReranker",
+    "SampleCache",
+    "SemanticInfoGainScorer",
+    "SmolLM2Generator",
+    "TableGenerator",
+    "build_prompt",
+    "context_of_prompt",
+    "fetch_smollm2",
+    "semantic_entropy",
+]
