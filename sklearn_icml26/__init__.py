@@ -23,6 +23,8 @@ _LAZY_NAMES = {
     "ESERegressor": "forecasting",
     "PerSystemRegressor": "forecasting",
     "HolderTransformerRegressor": "approximation",
+    "ViolinViTClassifier": "vision",
+    "ViolinAttention": "vision",
     "HubnessBalancedCodebook": "editing",
     "SentenceEmbedder": "memory",
     "StreamingMemory": "memory",
@@ -42,6 +44,7 @@ _SUBMODULES = [
     "surface",
     "treatment_effects",
     "utils",
+    "vision",
 ]
 
 __all__ = sorted([*_LAZY_NAMES, *_SUBMODULES, "__version__"])

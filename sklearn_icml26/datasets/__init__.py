@@ -57,6 +57,14 @@ from ._edit_stream import make_edit_stream  # noqa: E402
 
 __all__ += ["make_edit_stream"]
 
+from ._images import (  # noqa: E402
+    make_bar_images,
+    make_digits_on_canvas,
+    make_local_pattern_images,
+)
+
+__all__ += ["make_bar_images", "make_digits_on_canvas", "make_local_pattern_images"]
+
 from ._locomo import LOCOMO_CATEGORY_NAMES, load_locomo  # noqa: E402
 
 __all__ += ["LOCOMO_CATEGORY_NAMES", "load_locomo"]
