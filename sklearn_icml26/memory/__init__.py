@@ -12,3 +12,18 @@ __all__ = ["BM25_STOPWORDS_EN", "IncrementalBM25", "SentenceEmbedder", "bm25_tok
 from ._streaming import StreamingMemory, keyword_text  # noqa: E402
 
 __all__ += ["StreamingMemory", "keyword_text"]
+
+from ._protocol import interleaved_memory_eval, round_thresholds  # noqa: E402
+
+__all__ += ["interleaved_memory_eval", "round_thresholds"]
+
+from ._aoeb import (  # noqa: E402
+    AOEB_LOCOMO_SUBSETS,
+    bm25_scorer,
+    build_locomo_retrieval_task,
+    evaluate_retrieval,
+    score_candidates,
+)
+
+__all__ += ["AOEB_LOCOMO_SUBSETS", "bm25_scorer", "build_locomo_retrieval_task",
+            "evaluate_retrieval", "score_candidates"]
