@@ -25,6 +25,8 @@ and calls :meth:`~TorchEstimatorMixin._fit_net` in ``fit`` and
 """
 
 import inspect
+import math
+import sys
 import threading
 from numbers import Integral, Real
 
@@ -34,6 +36,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import _check_sample_weight
 from skorch import NeuralNet
+from skorch.callbacks import PrintLog
 
 __all__ = ["TorchEstimatorMixin"]
 
@@ -52,6 +55,47 @@ _RESERVED_OPTIMIZER_KEYS = {"params": "the module's parameters are passed by the
                             "lr": "use the estimator's lr parameter",
                             "param_groups": "parameter groups are set by the estimator"}
 _DTYPES = {"float32": np.float32, "float64": np.float64}
+
+
+class _EpochTable(PrintLog):
+    """skorch's epoch table, readable in a terminal and in a log file alike.
+
+    Colour codes only when standard output is a terminal (a log file gets plain text). With
+    ``every > 1`` only the first epoch, every ``every``-th and the last are printed, so a
+    300-epoch fit writes about 20 rows instead of 300. Losses are printed with four significant
+    digits (``.4g``), so small losses do not show as ``0.0000``.
+
+    Parameters
+    ----------
+    every : int, default=1
+        Print one epoch in ``every`` (plus the first and the last).
+    max_epochs : int or None, default=None
+        The last epoch, always printed.
+    **kwargs : dict
+        Passed to :class:`skorch.callbacks.PrintLog`.
+    """
+
+    def __init__(self, every=1, max_epochs=None, floatfmt=".4g", **kwargs):
+        super().__init__(floatfmt=floatfmt, **kwargs)
+        self.every = every
+        self.max_epochs = max_epochs
+
+    def format_row(self, row, key, color):
+        if not getattr(sys.stdout, "isatty", lambda: False)():
+            # PrintLog colours the best value of a column; no escape codes outside a terminal
+            row = {k: (False if k.endswith("_best") else v) for k, v in row.items()}
+        return super().format_row(row, key, color)
+
+    def on_epoch_end(self, net, **kwargs):
+        epoch = len(net.history)
+        if epoch == 1 or epoch % self.every == 0 or epoch == self.max_epochs:
+            super().on_epoch_end(net, **kwargs)
+
+
+def _epoch_table(verbose, max_epochs, rows=20):
+    """The epoch table for ``verbose``: about ``rows`` rows at 1, every epoch from 2 on."""
+    every = 1 if verbose >= 2 else max(1, math.ceil(max_epochs / rows))
+    return _EpochTable(every=every, max_epochs=max_epochs)
 
 
 class _WeightedNet(NeuralNet):
@@ -122,7 +166,10 @@ class TorchEstimatorMixin:
     random_state : int, RandomState instance or None
         Seeds module initialisation and batch shuffling.
     verbose : int
-        ``0`` is silent, ``1`` prints skorch's epoch table.
+        ``0`` is silent; ``1`` prints skorch's epoch table condensed to about 20 rows (the first
+        epoch, every ``ceil(max_epochs / 20)``-th and the last); ``2`` or more prints every
+        epoch. Colour codes only when standard output is a terminal, so a log file stays plain
+        text.
 
     Attributes
     ----------
@@ -283,6 +330,7 @@ class TorchEstimatorMixin:
                 batch_size=self.batch_size,
                 train_split=None,
                 callbacks=self._build_callbacks() or None,
+                callbacks__print_log=_epoch_table(int(self.verbose), self.max_epochs),
                 iterator_train__shuffle=True,
                 device=self.device,
                 verbose=int(self.verbose),
