@@ -1,10 +1,46 @@
 """Progress bars shared by long fits, demos and benchmarks (tqdm)."""
 
+import sys
+
 from tqdm.auto import tqdm
+
+# outside a terminal a bar is redrawn at most this often (seconds): one line per redraw in a log
+_LOG_INTERVAL = 30.0
+
+
+class _LineWriter:
+    """A stream for tqdm outside a terminal: every redraw becomes one plain line.
+
+    tqdm redraws its bar in place with carriage returns, which a log file keeps as one long line
+    full of ``\\r``; here each redraw is written as its own line instead.
+    """
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text):
+        text = text.replace("\r", "")
+        if text.strip():
+            self.stream.write(text.rstrip("\n") + "\n")
+
+    def flush(self):
+        getattr(self.stream, "flush", lambda: None)()
+
+
+# inside Jupyter tqdm.auto is the notebook widget, which does not write to a stream
+_NOTEBOOK = any(cls.__module__ == "tqdm.notebook" for cls in tqdm.__mro__)
+
+
+def _is_terminal(stream):
+    return bool(getattr(stream, "isatty", lambda: False)())
 
 
 def progress_bar(iterable=None, *, verbose=1, **kwargs):
     """Wrap ``iterable`` in a tqdm progress bar shown when ``verbose`` is positive.
+
+    In a terminal the bar redraws in place. Written to a log file (or any stream that is not a
+    terminal) it prints plain ASCII lines, one per redraw and at most one every 30 seconds
+    (plus the final state), so logs stay readable.
 
     Parameters
     ----------
@@ -13,7 +49,7 @@ def progress_bar(iterable=None, *, verbose=1, **kwargs):
     verbose : int or bool, default=1
         Show the bar when truthy; otherwise the bar is disabled and costs nothing.
     **kwargs : dict
-        Passed to :class:`tqdm.tqdm` (``total``, ``desc``, ``unit``, ...).
+        Passed to :class:`tqdm.tqdm` (``total``, ``desc``, ``unit``, ``file``, ...).
 
     Returns
     -------
@@ -26,4 +62,10 @@ def progress_bar(iterable=None, *, verbose=1, **kwargs):
     >>> sum(progress_bar(range(3), verbose=0))
     3
     """
+    stream = kwargs.get("file", sys.stderr)
+    if verbose and not _NOTEBOOK and not _is_terminal(stream):
+        kwargs["file"] = _LineWriter(stream)
+        kwargs.setdefault("mininterval", _LOG_INTERVAL)
+        kwargs.setdefault("ascii", True)
+        kwargs.setdefault("ncols", 100)
     return tqdm(iterable, disable=not verbose, **kwargs)
