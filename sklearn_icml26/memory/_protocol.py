@@ -1,6 +1,7 @@
 """The interleaved insert/query evaluation of a streaming memory on LoCoMo (no future leakage)."""
 
 import time
+import warnings
 from functools import lru_cache
 
 import numpy as np
@@ -56,11 +57,13 @@ def _oracle(texts, answer, category):
 
 
 def _ask(memory, question, max_rank):
-    t0 = time.perf_counter()
-    _, ind = memory.kneighbors([question], n_neighbors=max_rank)
-    t1 = time.perf_counter()
-    res = memory.retrieve([question])[0]
-    t2 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*is larger than the", category=UserWarning)
+        t0 = time.perf_counter()
+        _, ind = memory.kneighbors([question], n_neighbors=max_rank)
+        t1 = time.perf_counter()
+        res = memory.retrieve([question])[0]
+        t2 = time.perf_counter()
     return ind[0], res, t1 - t0, t2 - t1
 
 

@@ -647,7 +647,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
             return False
         ids = np.fromiter(st.live, dtype=np.int64, count=len(st.live))
         if v is not None:
-            sims = st.V[ids] @ v.astype(np.float32)
+            sims = self._dense_scores(v, ids)
         else:
             new = set(toks or ())
             sims = np.empty(len(ids))
@@ -710,7 +710,8 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
         return texts, Q
 
     def _dense_scores(self, q, ids):
-        return self._store.V[ids] @ q.astype(np.float32)
+        # one matrix-vector product over the contiguous block of all ids, then the live ones
+        return (self._store.V[: self.next_id_] @ q.astype(np.float32))[ids]
 
     def _search_dense(self, q, n):
         st = self._store
