@@ -31,13 +31,13 @@ _CORNERS = {
 }
 
 
-def _check_image_shape(image_shape, min_side):
+def _check_image_shape(image_shape, min_side, name="image_shape"):
     try:
         h, w = (int(v) for v in image_shape)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"image_shape must be a pair (h, w); got {image_shape!r}.") from exc
+        raise ValueError(f"{name} must be a pair (h, w); got {image_shape!r}.") from exc
     if h < min_side or w < min_side:
-        raise ValueError(f"image_shape must be at least ({min_side}, {min_side}); got "
+        raise ValueError(f"{name} must be at least ({min_side}, {min_side}); got "
                          f"{image_shape!r}.")
     return h, w
 
@@ -175,7 +175,7 @@ def make_local_pattern_images(n_samples=1000, image_shape=(16, 16), noise=0.3,
     prefer_skip_nested_validation=True,
 )
 def make_digits_on_canvas(canvas_shape=(16, 16), noise=0.2, random_state=None):
-    """scikit-learn's 8 x 8 digits placed at a random position on a larger noisy canvas.
+    """Place scikit-learn's 8 x 8 digits at a random position on a larger noisy canvas.
 
     Each of the 1,797 digit images (``sklearn.datasets.load_digits``, values 0-16, divided
     by 16) is added at a uniformly random offset to a canvas of ``N(0, noise^2)`` pixel noise.
@@ -215,7 +215,7 @@ def make_digits_on_canvas(canvas_shape=(16, 16), noise=0.2, random_state=None):
     """
     from sklearn.datasets import load_digits
 
-    h, w = _check_image_shape(canvas_shape, 8)
+    h, w = _check_image_shape(canvas_shape, 8, "canvas_shape")
     digits = load_digits()
     images = digits.images / 16.0
     n = len(images)

@@ -195,8 +195,8 @@ def space_filling_curve_order(h, w, kind):
     Examples
     --------
     >>> from sklearn_icml26.vision import space_filling_curve_order
-    >>> space_filling_curve_order(2, 2, "hilbert").tolist()
-    [[0, 0], [0, 1], [1, 1], [1, 0]]
+    >>> space_filling_curve_order(2, 3, "snake").tolist()
+    [[0, 0], [0, 1], [0, 2], [1, 2], [1, 1], [1, 0]]
     """
     h, w = _check_grid(h, w)
     return _order_cached(h, w, _check_curve_name(kind)).copy()
@@ -803,8 +803,8 @@ class ViolinViTClassifier(TorchEstimatorMixin, ClassifierMixin, BaseEstimator):
     --------
     >>> from sklearn_icml26.vision import ViolinViTClassifier
     >>> from sklearn_icml26.datasets import make_bar_images
-    >>> X, y = make_bar_images(120, random_state=0)
-    >>> clf = ViolinViTClassifier(embed_dim=16, depth=1, num_heads=2, max_epochs=2,
+    >>> X, y = make_bar_images(40, random_state=0)
+    >>> clf = ViolinViTClassifier(embed_dim=16, depth=1, num_heads=2, max_epochs=1,
     ...                           random_state=0).fit(X, y)
     >>> clf.predict_proba(X[:2]).shape, clf.decay_rates_.shape
     ((2, 4), (1, 8, 2))
