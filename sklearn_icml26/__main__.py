@@ -68,6 +68,33 @@ def run_demos(names, data_home=None, fast=False, verbose=1):
     return pd.concat(frames, ignore_index=True)[DEMO_COLUMNS]
 
 
+# metric name (lower case) fragments -> which way is better, for the legend under the demo table
+_LOWER = ("rmse", "mae", "error", "risk", "cd-l1", "chamfer", "std_err", "loss", "seconds")
+_HIGHER = ("accuracy", "acc", "purity", "audrc", "nc", "recall", "mrr", "ndcg", "map", "f1",
+           "generality", "locality", "reliability", "spearman", "auc", "precision", "return")
+
+
+def _direction(metric):
+    words = metric.lower().replace("(", " ").replace("@", " ").split()
+    if any(w.startswith(_LOWER) for w in words):
+        return "lower is better"
+    if any(w.startswith(_HIGHER) for w in words):
+        return "higher is better"
+    return "an estimate: compare it with the anchor's, no better direction"
+
+
+def _legend(table):
+    """The lines under the demo table that say how to read it."""
+    lines = ["", "How to read the table:",
+             "  value: the method's metric; anchor_value: the same metric of the tool named in "
+             "`anchor`, on the same data and split.",
+             "  seconds: wall-clock seconds of the method's fit and prediction on this machine "
+             "(of the whole demo where it does not time the method alone)."]
+    for metric in dict.fromkeys(table["metric"].map(str)) if len(table) else ():
+        lines.append(f"  {metric}: {_direction(metric)}.")
+    return "\n".join(lines)
+
+
 def _demo(args):
     if args.list or not DEMOS:
         _list_demos()
@@ -75,6 +102,7 @@ def _demo(args):
     names = args.names or list(DEMOS)
     table = run_demos(names, data_home=args.data_home, fast=args.fast, verbose=1)
     print(table.to_markdown(index=False, floatfmt=".4g"))
+    print(_legend(table))
     ran = set(table["method"].map(str)) if len(table) else set()
     if not ran:
         print("No demo could run (see the messages above for the missing data).", file=sys.stderr)

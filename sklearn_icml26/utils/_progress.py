@@ -17,11 +17,16 @@ class _LineWriter:
 
     def __init__(self, stream):
         self.stream = stream
+        self._last = None
 
     def write(self, text):
-        text = text.replace("\r", "")
-        if text.strip():
-            self.stream.write(text.rstrip("\n") + "\n")
+        text = text.replace("\r", "").rstrip("\n")
+        # closing redraws the final state once more (only its timing differs): a log needs it
+        # once
+        state = text.rsplit("[", 1)[0]
+        if text.strip() and state != self._last:
+            self.stream.write(text + "\n")
+            self._last = state
 
     def flush(self):
         getattr(self.stream, "flush", lambda: None)()

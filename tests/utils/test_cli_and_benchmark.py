@@ -44,6 +44,24 @@ def test_demo_command_prints_markdown(fake_demos, capsys):
     assert "| method" in out and "0.9" in out
 
 
+def test_demo_table_has_a_legend_with_each_metric_direction(fake_demos, capsys):
+    assert cli.main(["demo", "ok"]) == 0
+    out = capsys.readouterr().out
+    legend = out[out.index("How to read the table:"):]
+    assert "anchor_value" in legend and "seconds" in legend
+    assert "  acc: higher is better." in legend
+
+
+@pytest.mark.parametrize(("metric", "direction"), [
+    ("RMSE", "lower"), ("excess risk", "lower"), ("CD-L1", "lower"), ("std_err", "lower"),
+    ("NC", "higher"), ("weighted accuracy", "higher"), ("final-round evidence Recall@5", "higher"),
+    ("locality (other conversations rejected)", "higher"), ("AUDRC", "higher"),
+    ("effect", "no better direction"),
+])
+def test_metric_directions_of_the_registered_demos(metric, direction):
+    assert direction in cli._direction(metric)
+
+
 def test_demo_command_fails_when_no_demo_could_run(fake_demos, capsys):
     assert cli.main(["demo", "missing"]) == 1
     assert "No demo could run" in capsys.readouterr().err
