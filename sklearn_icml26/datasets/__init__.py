@@ -53,6 +53,10 @@ from ._holder import make_holder_regression  # noqa: E402
 
 __all__ += ["make_holder_regression"]
 
+from ._pde import make_pde_collocation  # noqa: E402
+
+__all__ += ["make_pde_collocation"]
+
 from ._edit_stream import make_edit_stream  # noqa: E402
 
 __all__ += ["make_edit_stream"]

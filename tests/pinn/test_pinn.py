@@ -1,0 +1,309 @@
+"""PINNRegressor, PINNInfluence and the PDE problems: known answers on a linear model."""
+
+import pickle
+
+import numpy as np
+import pytest
+import torch
+from sklearn.base import clone
+
+from sklearn_icml26.datasets import make_pde_collocation
+from sklearn_icml26.pinn import (
+    Condition,
+    PDEProblem,
+    PINNInfluence,
+    PINNRegressor,
+    drift_diffusion_1d,
+    heat_1d,
+)
+from sklearn_icml26.pinn._residuals import batched_derivatives, per_point_jacobians
+
+torch.set_num_threads(1)
+
+# random-feature heat PINN: 40 frozen sin features and a bias, exact least squares
+RF = dict(hidden_layer_sizes=(40,), activation="sin", feature_scale=8.0, train_hidden=False,
+          solver="lstsq", loss_reduction="sum", random_state=0)
+
+
+@pytest.fixture(scope="module")
+def rf():
+    problem = heat_1d()
+    X = make_pde_collocation(problem, 150, 20, 20, random_state=0)
+    pinn = PINNRegressor(problem, **RF).fit(X)
+    X_test = make_pde_collocation(problem, 40, 0, 0, random_state=1)
+    return pinn, X, X_test
+
+
+def _output_params(pinn):
+    return [p for p in pinn.module_.parameters() if p.requires_grad]
+
+
+def _linear_system(pinn, X):
+    """A (n, K, p) and rho (n, K) by perturbing the trained output layer (exact: linear)."""
+    params = _output_params(pinn)
+    base = pinn.residuals(X)
+    cols = []
+    for p in params:
+        flat = p.data.view(-1)
+        for j in range(flat.numel()):
+            flat[j] += 1.0
+            cols.append(pinn.residuals(X) - base)
+            flat[j] -= 1.0
+    return np.stack(cols, axis=2), base
+
+
+def _output_features(pinn, X):
+    params = _output_params(pinn)
+    base = pinn.predict(X)
+    cols = []
+    for p in params:
+        flat = p.data.view(-1)
+        for j in range(flat.numel()):
+            flat[j] += 1.0
+            cols.append(pinn.predict(X) - base)
+            flat[j] -= 1.0
+    return np.stack(cols, axis=1)
+
+
+# -- problems ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("problem", [heat_1d(), drift_diffusion_1d(),
+                                     drift_diffusion_1d(alpha=0.5, beta=3.0)],
+                         ids=lambda p: p.name)
+def test_exact_solutions_have_zero_residual(problem):
+    X = make_pde_collocation(problem, 300, 40, 40, random_state=0)
+    x = torch.tensor(X, requires_grad=True)
+    u = problem.exact_solution(x)
+    d = batched_derivatives(u, x, problem.derivatives)
+    pde = problem.residual(x, d).detach().numpy()
+    assert np.abs(pde).max() < 1e-9
+    # the equation is not trivially satisfied: a perturbed solution has a large residual
+    u2 = u * (1 + 0.1 * x[:, :1])
+    d2 = batched_derivatives(u2, x, problem.derivatives)
+    assert np.abs(problem.residual(x, d2).detach().numpy()).max() > 1e-2
+    for cond in problem.conditions:
+        on = cond.on(X)
+        assert on.any()
+        xc = torch.tensor(X[on])
+        uc = problem.exact_solution(xc)[:, cond.component]
+        other = cond.target(xc) if cond.kind == "dirichlet" else problem.exact_solution(
+            cond.pair(xc))[:, cond.component]
+        assert torch.abs(uc - other).max() < 1e-9
+
+
+def test_collocation_layout():
+    problem = heat_1d()
+    X = make_pde_collocation(problem, 50, 10, 6, random_state=0)
+    assert X.shape == (66, 2)
+    np.testing.assert_array_equal(np.sort(np.unique(X[50:60, 0])), [-1.0, 1.0])
+    np.testing.assert_array_equal(X[60:, 1], 0.0)
+    np.testing.assert_array_equal(X, make_pde_collocation(problem, 50, 10, 6, random_state=0))
+
+
+# -- known answers on the random-feature PINN --------------------------------------------------
+def test_random_feature_pinn_solves_heat(rf):
+    pinn, X, _ = rf
+    assert pinn.loss_term_names_ == ["pde", "ic", "bc"]
+    np.testing.assert_array_equal(pinn.point_terms_.sum(axis=0), [190, 20, 20])
+    assert pinn.relative_l2_error(X) < 0.1
+
+
+def test_influence_equals_closed_form_if(rf):
+    pinn, X, X_test = rf
+    A, rho = _linear_system(pinn, X)
+    F = _output_features(pinn, X_test)
+    G = np.einsum("nkp,nkq->pq", A, A)
+    inf = PINNInfluence(pinn, hessian="exact", damping=0.0, eig_tol=0.0).fit()
+    np.testing.assert_allclose(inf.hessian_, 2 * G, rtol=1e-9, atol=1e-9 * np.abs(G).max())
+    expected = F @ np.linalg.solve(G, np.einsum("nkp,nk->pn", A, rho))
+    got = inf.influence(X_test)
+    np.testing.assert_allclose(got, expected, rtol=1e-8, atol=1e-8 * np.abs(expected).max())
+
+
+def test_leverage_corrected_influence_is_exact_leave_one_out(rf):
+    pinn, X, X_test = rf
+    inf = PINNInfluence(pinn, hessian="exact", damping=0.0, eig_tol=0.0,
+                        loo_correction=True).fit()
+    plain = PINNInfluence(pinn, hessian="exact", damping=0.0, eig_tol=0.0).fit()
+    corrected, raw = inf.influence(X_test), plain.influence(X_test)
+    # leverages from the autograd Jacobian (finite differences lose about 1e-8 here)
+    xt = torch.tensor(X)
+    _, J = per_point_jacobians(pinn.module_, pinn.problem, xt,
+                               torch.tensor(pinn.point_terms_, dtype=torch.float64), None, 512)
+    A = J.numpy()
+    # leverage of a row = squared norm of its row of Q in A = QR (better conditioned than G^-1)
+    Q, _ = np.linalg.qr(A.reshape(-1, A.shape[-1]))
+    Q = Q.reshape(A.shape)
+    deviations, rs = [], []
+    for i in (3, 77, 151, 160, 171, 185):  # domain, domain, BC, BC, IC, IC points
+        delta = inf.leave_one_out(i, X_test)
+        err = np.max(np.abs(corrected[:, i] - delta)) / np.max(np.abs(delta))
+        assert err < 1e-8
+        deviations.append(np.max(np.abs(raw[:, i] - delta)) / np.max(np.abs(delta)))
+        rs.append(np.corrcoef(raw[:, i], delta)[0, 1])
+        if pinn.point_terms_[i].sum() == 1:  # single residual: Inf / LOO = 1 - h_ii
+            h = Q[i, 0] @ Q[i, 0]
+            # the eigen-inverse of G (condition number about 1e8) carries ~5e-8 of error
+            np.testing.assert_allclose(raw[:, i] / delta, 1 - h, rtol=2e-7)
+    # the plain IF is close to, but not, the leave-one-out change
+    assert min(rs) > 0.95
+    assert max(deviations) > 1e-3
+
+
+def test_loo_correction_needs_linear_model_and_exact_hessian(rf):
+    pinn, _, _ = rf
+    with pytest.raises(ValueError, match="loo_correction=True needs an exact Hessian"):
+        PINNInfluence(pinn, hessian="arnoldi", loo_correction=True).fit()
+
+
+# -- trained PINN: additivity, Arnoldi, diagnostics --------------------------------------------
+@pytest.fixture(scope="module")
+def small():
+    problem = heat_1d()
+    X = make_pde_collocation(problem, 100, 10, 10, random_state=0)
+    pinn = PINNRegressor(problem, hidden_layer_sizes=(16, 16), solver="adam", n_iter_adam=150,
+                         lr=1e-2, random_state=0).fit(X)
+    X_test = make_pde_collocation(problem, 40, 4, 4, random_state=3)
+    exact = PINNInfluence(pinn, hessian="exact_topk", projection_dim=50).fit()
+    return pinn, X, X_test, exact
+
+
+def test_additivity_and_diagnostics(small):
+    pinn, X, X_test, exact = small
+    assert exact.n_params_ == 337
+    total = exact.influence(X_test)
+    by = exact.influence_by_term(X_test)
+    np.testing.assert_allclose(sum(by.values()), total, rtol=0,
+                               atol=1e-10 * np.abs(total).max())
+    # a point outside a term has zero influence through it
+    assert np.all(by["ic"][:, ~pinn.point_terms_[:, 1]] == 0)
+    frac = exact.loss_fractions(X_test)
+    np.testing.assert_allclose(frac.sum(axis=1), 1.0)
+    canc = exact.cancellation(X_test)
+    assert np.all((canc >= 0) & (canc <= 1))
+    D, share = exact.directionality(X_test)
+    on_condition = np.isclose(X_test[:, 1], 0) | np.isclose(np.abs(X_test[:, 0]), 1)
+    assert np.all(np.isnan(D[on_condition])) and np.all(np.isfinite(D[~on_condition]))
+    np.testing.assert_allclose(share[~on_condition],
+                               (X[None, :, 1] <= X_test[~on_condition, None, 1]).mean(axis=1))
+    # self-influence is phi(g) . phi(g) >= 0; grad-dot ignores the Hessian
+    assert np.all(exact.self_influence() >= 0)
+    assert exact.grad_dot(X_test).shape == total.shape
+    assert exact.eigenvalues_.shape == (50,) and np.all(np.diff(exact.eigenvalues_) <= 0)
+    assert exact.n_negative_eigenvalues_ > 0  # a non-convex loss
+
+
+def test_arnoldi_matches_exact_top_k(small):
+    pinn, _, X_test, exact = small
+    arnoldi = PINNInfluence(pinn, hessian="arnoldi", arnoldi_dim=200, projection_dim=50).fit()
+    a, e = arnoldi.influence(X_test), exact.influence(X_test)
+    assert np.corrcoef(a.ravel(), e.ravel())[0, 1] >= 0.999
+    # a 5-dimensional Krylov space is a coarse approximation (the test can fail)
+    coarse = PINNInfluence(pinn, hessian="arnoldi", arnoldi_dim=5, projection_dim=5).fit()
+    assert np.corrcoef(coarse.influence(X_test).ravel(), e.ravel())[0, 1] < 0.999
+
+
+def test_influence_is_deterministic_and_pickles(small):
+    pinn, X, X_test, exact = small
+    first = PINNInfluence(pinn, hessian="arnoldi", arnoldi_dim=30, projection_dim=10,
+                          random_state=1).fit().influence(X_test[:5])
+    second = PINNInfluence(pinn, hessian="arnoldi", arnoldi_dim=30, projection_dim=10,
+                           random_state=1).fit().influence(X_test[:5])
+    np.testing.assert_array_equal(first, second)
+    restored = pickle.loads(pickle.dumps(pinn))
+    np.testing.assert_array_equal(restored.predict(X_test), pinn.predict(X_test))
+    again = clone(pinn).fit(X)
+    np.testing.assert_array_equal(again.predict(X_test), pinn.predict(X_test))
+
+
+def test_captum_arnoldi_parity(small, tmp_path):
+    pytest.importorskip("captum", reason="captum (test extra) is the reference Arnoldi "
+                                         "influence implementation")
+    from sklearn_icml26.pinn._captum import captum_arnoldi_influence
+
+    pinn, X, X_test, _ = small
+    ours = PINNInfluence(pinn, hessian="arnoldi", arnoldi_dim=60, projection_dim=20).fit()
+    theirs = captum_arnoldi_influence(pinn, X_test[:10], arnoldi_dim=60, projection_dim=20,
+                                      checkpoint_dir=tmp_path)
+    from scipy.stats import spearmanr
+
+    assert spearmanr(ours.influence(X_test[:10]).ravel(), theirs.ravel()).statistic >= 0.99
+
+
+# -- solvers -----------------------------------------------------------------------------------
+def test_lbfgs_improves_on_adam():
+    problem = heat_1d()
+    X = make_pde_collocation(problem, 60, 8, 8, random_state=0)
+    kw = dict(hidden_layer_sizes=(8,), n_iter_adam=30, n_iter_lbfgs=40, random_state=0)
+    adam = PINNRegressor(problem, solver="adam", **kw).fit(X)
+    both = PINNRegressor(problem, solver="adam+lbfgs", **kw).fit(X)
+    np.testing.assert_allclose(both.loss_history_[:30], adam.loss_history_)
+    assert both.loss_history_[-1] < 0.5 * adam.loss_history_[-1]
+    assert 30 < both.n_iter_ <= 70
+    only = PINNRegressor(problem, solver="lbfgs", **kw).fit(X)
+    assert only.n_iter_ <= 40 and only.loss_history_[-1] < only.loss_history_[0]
+
+
+def test_data_term_and_loss_weights():
+    problem = heat_1d()
+    X = make_pde_collocation(problem, 40, 6, 6, random_state=0)
+    y = np.full(len(X), np.nan)
+    y[:10] = np.sin(np.pi * X[:10, 0]) * np.exp(-X[:10, 1])
+    pinn = PINNRegressor(problem, hidden_layer_sizes=(8,), solver="adam", n_iter_adam=5,
+                         loss_weights={"data": 2.0}, random_state=0).fit(X, y)
+    assert pinn.loss_term_names_ == ["pde", "ic", "bc", "data"]
+    np.testing.assert_array_equal(pinn.point_terms_[:, 3], ~np.isnan(y))
+    np.testing.assert_array_equal(pinn.loss_weights_, [1, 1, 1, 2])
+
+
+def test_plain_mlp_mode_regresses():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(200, 2))
+    y = np.sin(X[:, 0]) + X[:, 1] ** 2
+    reg = PINNRegressor(hidden_layer_sizes=(16,), solver="adam+lbfgs", n_iter_adam=50,
+                        n_iter_lbfgs=100, random_state=0).fit(X, y)
+    assert reg.score(X, y) > 0.99
+
+
+# -- errors ------------------------------------------------------------------------------------
+def _bad_shape_residual(x, d):
+    return d[(1,)].reshape(1, -1)
+
+
+def test_errors_name_the_argument():
+    problem = heat_1d()
+    X = make_pde_collocation(problem, 30, 4, 4, random_state=0)
+    quick = dict(hidden_layer_sizes=(4,), solver="adam", n_iter_adam=1)
+    with pytest.raises(ValueError, match="X has 3 columns but problem.bounds has 2"):
+        PINNRegressor(problem, **quick).fit(np.c_[X, X[:, :1]])
+    with pytest.raises(ValueError, match="outside problem.bounds"):
+        PINNRegressor(problem, **quick).fit(X + [0, 2.0])
+    with pytest.raises(ValueError, match="no training point lies on condition 'ic'"):
+        PINNRegressor(problem, **quick).fit(X[X[:, 1] > 0])
+    X_nan = X.copy()
+    X_nan[0, 0] = np.nan
+    with pytest.raises(ValueError, match="X.*NaN"):
+        PINNRegressor(problem, **quick).fit(X_nan)
+    with pytest.raises(ValueError, match="y.*NaN"):
+        PINNRegressor(**quick).fit(X, np.r_[np.nan, np.zeros(len(X) - 1)])
+    with pytest.raises(ValueError, match="y contains infinity"):
+        PINNRegressor(problem, **quick).fit(X, np.r_[np.inf, np.zeros(len(X) - 1)])
+    bad = PDEProblem(bounds=problem.bounds, derivatives=[(1,)], residual=_bad_shape_residual,
+                     conditions=problem.conditions)
+    with pytest.raises(ValueError, match=r"problem.residual must return shape \(n, n_pde\)"):
+        PINNRegressor(bad, **quick).fit(X)
+    with pytest.raises(ValueError, match=r"derivatives: multi-index \(2,\)"):
+        PDEProblem(bounds=problem.bounds, derivatives=[(2,)], residual=_bad_shape_residual)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        Condition("bc", "neumann", on=np.isfinite)
+    with pytest.raises(ValueError, match="solver='lstsq' needs train_hidden=False"):
+        PINNRegressor(problem, solver="lstsq").fit(X)
+    with pytest.raises(ValueError, match="loss_weights names unknown"):
+        PINNRegressor(problem, loss_weights={"bc_3": 1.0}, **quick).fit(X)
+    with pytest.raises(ValueError, match="estimator must be a fitted PINNRegressor"):
+        PINNInfluence(PINNRegressor(problem)).fit()
+    fitted = PINNRegressor(problem, **quick).fit(X)
+    inf = PINNInfluence(fitted, hessian="exact").fit()
+    with pytest.raises(ValueError, match=r"unknown term 'bc_3'; available: \["):
+        inf.influence(X, train_term="bc_3")
+    with pytest.raises(ValueError, match="X has 1 features"):
+        inf.influence(X[:, :1])
