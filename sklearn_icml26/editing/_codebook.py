@@ -287,7 +287,7 @@ class HubnessBalancedCodebook(BaseEstimator):
     --------
     sklearn.neighbors.NearestNeighbors : Plain k-nearest-neighbour search (no gate, no
         hubness correction).
-    sklearn_icml26.metrics.hubness_measures : k-occurrence skewness and hub occurrence of a
+    sklearn_icml26.metrics.hubness_measures : K-occurrence skewness and hub occurrence of a
         dissimilarity (e.g. of :meth:`dissimilarity`).
 
     Notes

@@ -48,5 +48,6 @@ DEMOS["longitudinal"] = Demo("longitudinal", "LongitudinalRegressionAdjuster eff
 DEMOS["hdtree"] = Demo("hdtree", "HDTreeLineage lineage tree vs Ward and diffusion pseudotime, Paul15 (2,660 cells)", "single_cell", "sklearn_icml26.lineage._demo:run_demo")  # noqa: E501
 DEMOS["mpf"] = Demo("mpf", "MPFSurface vs its SDF ablation on an open hemisphere (CD-L1, NC; mesh to PLY)", "mpf", "sklearn_icml26.surface._demo:run_demo")  # noqa: E501
 DEMOS["holder"] = Demo("holder", "HolderTransformerRegressor (auto depth) vs MLP and theory-tuned KNN on a 2-D Hölder wavelet function (excess risk)", "none (generated)", "sklearn_icml26.approximation._demo:run_demo")  # noqa: E501
+DEMOS["editing"] = Demo("editing", "HubnessBalancedCodebook edit retrieval vs NearestNeighbors, LoCoMo conv-26 (generality@5, locality)", "locomo", "sklearn_icml26.editing._demo:run_demo")  # noqa: E501
 DEMOS["memory"] = Demo("memory", "StreamingMemory interleaved insert/query on LoCoMo: flat, BM25 and hybrid vs the recency baseline (final-round evidence Recall@5)", "locomo", "sklearn_icml26.memory._demo:run_demo")  # noqa: E501
 DEMOS["violin"] = Demo("violin", "ViolinViTClassifier (VIOLIN curve masks) vs the same ViT without mask and an SVC, 10 % of the 8x8 digits (accuracy)", "none (bundled digits)", "sklearn_icml26.vision._demo:run_demo")  # noqa: E501
