@@ -270,8 +270,8 @@ def _installed(module):
 
 
 # ---------------------------------------------------------------------------- helpers
-def _warm(embedder, data, *, n_threads):
-    """Embed every text any configuration will ask for, once (the cache serves the rest)."""
+def _all_texts(data):
+    """Every text any configuration embeds: units of each kind, questions, AOEB documents."""
     t = data.turns
     texts = t["formatted"].tolist()
     dated = [f"[{d}] {x}" for d, x in zip(t["session_date"], texts, strict=True)]
@@ -280,13 +280,36 @@ def _warm(embedder, data, *, n_threads):
     for _, g in t.groupby(["conversation", "session"], sort=False):
         rows = g["formatted"].tolist()
         windows += [" ".join(rows[max(0, i - 2): i + 1]) for i in range(len(rows))]
+    plain = (t["speaker"] + ": " + t["text"]).tolist()
     qs = data.qa["question"].tolist()
     qk = [keyword_text(q, _QUESTION_WORDS) for q in qs]
-    everything = list(dict.fromkeys(texts + dated + kws + windows + qs + qk))
+    return list(dict.fromkeys(texts + dated + kws + windows + plain + qs + qk))
+
+
+def _warm(embedder, data, *, n_threads, cache_file=None, shard=None):
+    """Embed every text once (or load them from ``cache_file``); the cache serves the rest.
+
+    ``cache_file`` may list several comma-separated files (shards embedded by separate
+    processes); ``shard = (i, n)`` embeds every n-th text from the i-th and saves only those.
+    """
+    everything = _all_texts(data)
+    files = [] if cache_file is None else cache_file.split(",")
+    if files and shard is None and all(Path(f).is_file() for f in files):
+        secs = 0.0
+        for f in files:
+            z = np.load(f, allow_pickle=False)
+            embedder.preload_cache(z["texts"].tolist(), z["vectors"])
+            secs += float(z["seconds"])
+        return len(everything), secs
+    if shard is not None:
+        everything = everything[shard[0]::shard[1]]
     bulk = clone(embedder).set_params(n_threads=n_threads).fit(["x"])
     t0 = time.perf_counter()
-    bulk.transform(everything)
-    return len(everything), time.perf_counter() - t0
+    V = bulk.transform(everything)
+    secs = time.perf_counter() - t0
+    if cache_file is not None:
+        np.savez(cache_file, texts=np.asarray(everything), vectors=V, seconds=secs)
+    return len(everything), secs
 
 
 def _row_a(name, res, seconds, kind):
@@ -345,16 +368,19 @@ def _configs(quick):
     return out
 
 
-def run_a(data, embedder, quick, log):
+def run_a(data, embedder, quick, log, *, configs=None, anchors=True):
     rows = []
     kw = dict(conversations=["conv-26"] if quick else None, n_rounds=2 if quick else 5)
-    for name, params in _configs(quick):
+    chosen = _configs(quick)
+    if configs is not None:
+        chosen = [chosen[i] for i in configs]
+    for name, params in chosen:
         mem = StreamingMemory(embedder=embedder, **params)
         t0 = time.perf_counter()
         res = interleaved_memory_eval(mem, data, **kw)
         rows.append(_row_a(name, res, time.perf_counter() - t0, "ours"))
         log(rows[-1])
-    if quick:
+    if quick or not anchors:
         return rows
     for name, (cls, module) in ANCHORS.items():
         if not _installed(module):
@@ -586,13 +612,81 @@ def targets(rows_a, rows_b, extra):
     return out
 
 
+def _notes(quick, n_warm, warm_s, extra, t_start, parts=None):
+    notes = []
+    if not quick:
+        notes.append(f"MiniLM embedded {n_warm} distinct texts (turns, dated turns, windows, "
+                     "keyword units, 'speaker: text' documents, questions, keyword questions) "
+                     f"once ({warm_s:.1f} s of encoding in all, one torch thread per process); "
+                     "every configuration then "
+                     "reads the vectors from the process-local cache, so structure times "
+                     "exclude embedding.")
+    notes += [
+        "oracle_f1_at_5 is an extractive upper bound (best contiguous span of one retrieved "
+        "item per gold part), not the score of a reader; it is not comparable to the LLM-read "
+        "F1 of the Neuromem paper.",
+        "panel_* curves re-score the round-1 questions in every round (the pure memory-growth "
+        "effect); round_* curves mix growth with the changing question set.",
+        "peak_memory_mb is the process's maximum resident set size so far (ru_maxrss).",
+        "timings were taken on a 2-core machine shared with other jobs (load average about "
+        "15 during the run): seconds and latency percentiles are inflated and noisy; quality "
+        "numbers are unaffected.",
+    ]
+    if parts:
+        notes.append(f"the run was split over {parts} processes (configurations of part A, "
+                     "the anchors, part B), each reading the same saved MiniLM vectors; "
+                     "nothing else differs from a single run.")
+    if t_start is not None:
+        notes.append(f"benchmark wall time {time.perf_counter() - t_start:.1f} s")
+    if extra:
+        notes.append(f"pytrec_eval cross-check of the MiniLM AOEB run: {extra}")
+    return notes
+
+
+def _protocol(quick):
+    return ("quick: conv-26, hashing embedder, flat/bm25/recency, 2 rounds; AOEB slice of "
+            "conv-26 with our BM25" if quick else
+            "full: A on all 10 conversations, 5 rounds, 2-turn packets, k=(1,5,10), "
+            "max_rank 50, oracle_k 5, categories 1-4; B on all 1,982 questions with evidence")
+
+
 def main():
     parser = benchmark_parser(__doc__.splitlines()[0])
+    parser.add_argument("--embed-cache", default=None,
+                        help="npz of MiniLM vectors: loaded if present, else written")
+    parser.add_argument("--part", default="all", choices=["all", "embed", "a", "anchors", "b"],
+                        help="run one part only (the parts are merged with --merge)")
+    parser.add_argument("--shard", default=None, help="i/n: embed every n-th text (--part embed)")
+    parser.add_argument("--configs", default=None,
+                        help="comma-separated indices of the part-A configurations to run")
+    parser.add_argument("--merge", nargs="*", default=None,
+                        help="partial result files to merge into --output")
     args = parser.parse_args()
+    t_start = time.perf_counter()
+    if args.merge:
+        import json
+
+        rows, extra, n_warm, warm_s = [], {}, 0, 0.0
+        for f in args.merge:
+            payload = json.loads(Path(f).read_text())
+            rows += payload["rows"]
+            extra.update(payload.get("extra", {}))
+            n_warm = max(n_warm, payload.get("n_warm", 0))
+            warm_s = max(warm_s, payload.get("warm_seconds", 0.0))
+        rows_a = [r for r in rows if r["dataset"].startswith("LoCoMo interleaved")]
+        rows_b = [r for r in rows if r["dataset"].startswith("AOEB")]
+        emb = [r for r in rows if r.get("kind") == "embedding"]
+        tg = targets(rows_a, rows_b, extra)
+        path = write_results("neuromem", rows_a + rows_b + emb[:1], False, args.output,
+                             targets=tg, protocol=_protocol(False),
+                             notes=_notes(False, n_warm, warm_s, extra, None,
+                                          parts=len(args.merge)))
+        print(markdown_table(tg, ["target", "spec", "measured", "met"]))
+        print(f"wrote {path}")
+        return
     import torch
 
     torch.set_num_threads(1)
-    t_start = time.perf_counter()
     data = load_locomo()
     partial = Path(args.output).with_suffix(".partial.jsonl") if args.output else None
 
@@ -606,7 +700,6 @@ def main():
             with open(partial, "a") as fh:
                 fh.write(json.dumps(row, default=float) + "\n")
 
-    notes = []
     if args.quick:
         embedder = SentenceEmbedder(backend="hashing")
         minilm = None
@@ -614,37 +707,35 @@ def main():
     else:
         embedder = SentenceEmbedder(backend="minilm", n_threads=1)
         minilm = embedder.fit(["x"])
-        n_warm, warm_s = _warm(embedder, data, n_threads=2)
-        notes.append(f"MiniLM embedded {n_warm} distinct texts (turns, dated turns, windows, "
-                     f"keyword units, questions, keyword questions) once in {warm_s:.1f} s on 2 "
-                     "torch threads; every configuration then reads the vectors from the "
-                     "process-local cache, so structure times exclude embedding.")
+        shard = None if args.shard is None else tuple(int(x) for x in args.shard.split("/"))
+        n_warm, warm_s = _warm(embedder, data, n_threads=1 if shard else 2,
+                               cache_file=args.embed_cache, shard=shard)
+        if args.part == "embed":
+            print(f"embedded {n_warm} texts in {warm_s:.1f} s")
+            return
+    configs = None if args.configs is None else [int(i) for i in args.configs.split(",")]
+    rows_a, rows_b, extra = [], [], {}
     with threadpool_limits(1):
-        rows_a = run_a(data, embedder, args.quick, log)
-        rows_b, extra = run_b(data, minilm, args.quick, log)
+        if args.part in ("all", "a", "anchors"):
+            rows_a = run_a(data, embedder, args.quick, log,
+                           configs=[] if args.part == "anchors" else configs,
+                           anchors=args.part in ("all", "anchors"))
+        if args.part in ("all", "b"):
+            rows_b, extra = run_b(data, minilm, args.quick, log)
     emb_row = {"dataset": "LoCoMo (all texts)", "method": "SentenceEmbedder(minilm) embedding",
                "kind": "embedding", "n_texts": n_warm, "fit_seconds": warm_s,
                "peak_memory_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
     rows = rows_a + rows_b + ([emb_row] if not args.quick else [])
     tg = targets(rows_a, rows_b, extra)
-    protocol = ("quick: conv-26, hashing embedder, flat/bm25/recency, 2 rounds; AOEB slice of "
-                "conv-26 with our BM25" if args.quick else
-                "full: A on all 10 conversations, 5 rounds, 2-turn packets, k=(1,5,10), "
-                "max_rank 50, oracle_k 5, categories 1-4; B on all 1,982 questions with "
-                "evidence")
-    notes += [
-        "oracle_f1_at_5 is an extractive upper bound (best contiguous span of one retrieved "
-        "item per gold part), not the score of a reader; it is not comparable to the LLM-read "
-        "F1 of the Neuromem paper.",
-        "panel_* curves re-score the round-1 questions in every round (the pure memory-growth "
-        "effect); round_* curves mix growth with the changing question set.",
-        "peak_memory_mb is the process's maximum resident set size so far (ru_maxrss).",
-        f"total benchmark wall time {time.perf_counter() - t_start:.1f} s",
-    ]
-    if extra:
-        notes.append(f"pytrec_eval cross-check of the MiniLM AOEB run: {extra}")
     path = write_results("neuromem", rows, args.quick, args.output, targets=tg,
-                         protocol=protocol, notes=notes)
+                         protocol=_protocol(args.quick),
+                         notes=_notes(args.quick, n_warm, warm_s, extra, t_start))
+    if extra or n_warm:  # kept for --merge
+        import json
+
+        payload = json.loads(Path(path).read_text())
+        payload.update({"extra": extra, "n_warm": n_warm, "warm_seconds": warm_s})
+        Path(path).write_text(json.dumps(payload, indent=2, default=float) + "\n")
     print(markdown_table(tg, ["target", "spec", "measured", "met"]))
     print(f"wrote {path} in {time.perf_counter() - t_start:.1f} s")
 

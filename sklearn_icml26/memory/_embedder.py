@@ -371,6 +371,39 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
                     store.popitem(last=False)
         return out.astype(dtype, copy=False)
 
+    def preload_cache(self, texts, vectors):
+        """Put known vectors of texts into the process-local cache (e.g. saved from a run).
+
+        Later :meth:`transform` calls return these rows for these texts without encoding.
+
+        Parameters
+        ----------
+        texts : list of str of length n
+            Texts *without* ``prefix`` (it is added as in :meth:`transform`).
+        vectors : array-like of shape (n, n_features_out_)
+            Their vectors, as :meth:`transform` returned them.
+
+        Returns
+        -------
+        self : SentenceEmbedder
+
+        Raises
+        ------
+        ValueError
+            If the shapes do not match.
+        """
+        check_is_fitted(self, "backend_")
+        texts = [self.prefix + t for t in check_texts(texts, name="texts", allow_empty=True)]
+        V = np.asarray(vectors, dtype=np.float64)
+        if V.shape != (len(texts), self.n_features_out_):
+            raise ValueError(f"vectors must have shape ({len(texts)}, {self.n_features_out_}); "
+                             f"got {V.shape}")
+        with _LOCK:
+            store = _TEXT_CACHES.setdefault(self._config_key(), OrderedDict())
+            for t, row in zip(texts, V, strict=True):
+                store[hashlib.sha1(t.encode("utf-8")).hexdigest()] = row.copy()
+        return self
+
     def get_feature_names_out(self, input_features=None):
         """Output feature names ``sentenceembedder0``, ``sentenceembedder1``, ...
 

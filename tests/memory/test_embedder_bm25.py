@@ -104,3 +104,12 @@ def test_bm25_equals_bm25s_rebuilt_after_every_insert_and_eviction():
         np.testing.assert_allclose(index.get_scores(query),
                                    ref.get_scores(query), rtol=1e-5, atol=1e-7)
         assert index.doc_ids == list(live)
+
+
+def test_preload_cache_serves_given_vectors():
+    emb = SentenceEmbedder(backend="hashing", n_hash_features=8).fit(["x"])
+    planted = np.arange(8, dtype=float)[None, :] / 10
+    emb.preload_cache(["a planted text"], planted)
+    np.testing.assert_array_equal(emb.transform(["a planted text"]), planted)
+    with pytest.raises(ValueError, match=r"vectors must have shape \(1, 8\)"):
+        emb.preload_cache(["x"], np.zeros((1, 3)))
