@@ -18,3 +18,8 @@ def test_sphinx_build_without_warnings(tmp_path):
     result = subprocess.run(cmd, capture_output=True, text=True, cwd=DOC)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
     assert (tmp_path / "html" / "api.html").is_file()
+    # formulas render offline: MathJax is bundled, never fetched from a CDN
+    assert (tmp_path / "html" / "_static" / "mathjax" / "tex-chtml.js").is_file()
+    pages = [p.read_text(encoding="utf-8") for p in (tmp_path / "html").rglob("*.html")]
+    assert not [p for p in pages if "cdn.jsdelivr.net" in p or "mathjax@" in p]
+    assert any("_static/mathjax/tex-chtml.js" in p for p in pages)
