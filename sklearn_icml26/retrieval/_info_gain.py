@@ -14,10 +14,8 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
-from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
+from sklearn.exceptions import NotFittedError
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from sklearn.utils import Bunch, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -73,10 +71,12 @@ def _relation_matrix(texts_a, texts_b, equivalence, *, cosine_floor=0.3, embedde
         if M.shape != (na, nb):
             raise ValueError(f"equivalence returned an array of shape {M.shape}; expected "
                              f"({na}, {nb}) = (len(texts_a), len(texts_b))")
-        if not np.all(np.isfinite(M)) or M.size and (M.min() < 0 or M.max() > 1):
-            lo, hi = np.nanmin(M), np.nanmax(M)
-            raise ValueError(f"equivalence returned values in [{lo:.3g}, {hi:.3g}] (or "
-                             "non-finite); expected probabilities in [0, 1]")
+        if not np.all(np.isfinite(M)):
+            raise ValueError("equivalence returned non-finite values; expected probabilities "
+                             "in [0, 1]")
+        if M.size and (M.min() < 0 or M.max() > 1):
+            raise ValueError(f"equivalence returned values in [{M.min():.3g}, {M.max():.3g}]; "
+                             "expected probabilities in [0, 1]")
         return M
     if equivalence == "lexical":
         return _lexical(texts_a, texts_b)
@@ -98,24 +98,32 @@ def _relation_matrix(texts_a, texts_b, equivalence, *, cosine_floor=0.3, embedde
     return np.maximum(exact, soft)
 
 
-def _weights(mean_logprobs, weighting):
-    n = len(mean_logprobs)
+def _weights(mean_logprobs, weighting, n=None):
+    n = len(mean_logprobs) if n is None else n
     if weighting == "count" or mean_logprobs is None:
         return np.full(n, 1.0 / n)
     lp = np.asarray(mean_logprobs, dtype=np.float64)
-    return np.exp(lp - logsumexp(lp))
+    w = np.exp(lp - lp.max())
+    return w / w.sum()
 
 
 def _clusters(texts, relation, threshold):
     """Connected components of the bidirectional-entailment graph, numbered by first appearance."""
     n = len(texts)
     edges = (relation > threshold) & (relation.T > threshold)
-    np.fill_diagonal(edges, True)
-    _, labels = connected_components(csr_matrix(edges), directed=False)
-    order = {}
-    ids = np.empty(n, dtype=np.int64)
-    for i, lab in enumerate(labels):
-        ids[i] = order.setdefault(int(lab), len(order))
+    ids = np.full(n, -1, dtype=np.int64)
+    label = 0
+    for start in range(n):
+        if ids[start] >= 0:
+            continue
+        ids[start] = label
+        stack = [start]
+        while stack:
+            i = stack.pop()
+            for j in np.flatnonzero(edges[i] & (ids < 0)):
+                ids[j] = label
+                stack.append(int(j))
+        label += 1
     return ids
 
 
@@ -217,7 +225,7 @@ default="exact+embedding"
     rel = _relation_matrix(texts, texts, equivalence, cosine_floor=cosine_floor,
                            embedder=embedder)
     ids = _clusters(texts, rel, threshold)
-    w = _weights(mean_logprobs, weighting)
+    w = _weights(mean_logprobs, weighting, len(texts))
     probs = np.bincount(ids, weights=w)
     h = _entropy(probs, base)
     if return_clusters:
@@ -427,7 +435,8 @@ default="exact+embedding"
     embedder : transformer or None, default=None
         Text embedder of ``"exact+embedding"`` (``transform(list of str)`` returns vectors);
         ``None`` is :class:`~sklearn_icml26.memory.SentenceEmbedder` (MiniLM when installed).
-        An unfitted embedder is cloned and fitted on one placeholder text.
+        An unfitted scikit-learn embedder is cloned and fitted on one placeholder text; any
+        other object is used as it is.
     cache : bool or SampleCache, default=True
         Memo of samples by ``(prompt, n_samples, seed)``: each state is generated once. A
         :class:`SampleCache` may be shared by several scorers with the same generator.
@@ -573,10 +582,11 @@ default="exact+embedding"
         if not hasattr(emb, "transform"):
             raise TypeError(f"embedder must have a transform(texts) method, got "
                             f"{type(emb).__name__}")
-        try:
-            check_is_fitted(emb)
-        except Exception:
-            emb = clone(emb).fit(["information gain"])
+        if isinstance(emb, BaseEstimator):
+            try:
+                check_is_fitted(emb)
+            except NotFittedError:
+                emb = clone(emb).fit(["information gain"])
         return emb
 
     # ------------------------------------------------------------------------------ sampling
@@ -890,7 +900,7 @@ default="exact+embedding"
 
     @classmethod
     def _get_smoke_data(cls):
-        return _smoke_rows(), None
+        return [dict(r, answers=r.get("answers", "Paris")) for r in _smoke_rows()], None
 
 
 def _smoke_table():
