@@ -473,7 +473,7 @@ class HubnessBalancedCodebook(BaseEstimator):
             raise ValueError("the embedder returned NaN or inf for some texts")
         return Z
 
-    def _normalise(self, Z, warn_name=None):
+    def _normalise(self, Z, warn_name=None, stacklevel=6):
         if self.metric != "cosine":
             return Z
         norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
@@ -482,7 +482,7 @@ class HubnessBalancedCodebook(BaseEstimator):
             warnings.warn(f"{warn_name} has {int(zero.sum())} zero-norm row(s) (first: row "
                           f"{int(np.flatnonzero(zero)[0])}) under metric='cosine': they have no "
                           f"direction and are kept at cosine distance 1 from everything",
-                          UserWarning, stacklevel=3)
+                          UserWarning, stacklevel=stacklevel)
         return Z / np.where(zero, 1.0, norms)[:, None]
 
     def _query_vectors(self, X):
@@ -492,7 +492,7 @@ class HubnessBalancedCodebook(BaseEstimator):
             Z = self._embed(self._check_texts(X))
         else:
             Z = validate_data(self, X, reset=False, dtype=np.float64)
-        return self._normalise(Z, warn_name="X")
+        return self._normalise(Z, warn_name="X", stacklevel=5)
 
     # -- fitting -------------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
@@ -653,7 +653,7 @@ class HubnessBalancedCodebook(BaseEstimator):
         self._next_edit = max(self._next_edit, int(edits.max()) + 1)
         if Z.shape[0] >= 10 and merged > 0.1 * Z.shape[0]:
             warnings.warn(f"{merged} of {Z.shape[0]} new keys were merged into existing keys "
-                          f"(radii too large?)", UserWarning, stacklevel=3)
+                          f"(radii too large?)", UserWarning, stacklevel=4)
         self._publish()
         self.fit_time_ = time.perf_counter() - start
         return self
@@ -852,7 +852,7 @@ class HubnessBalancedCodebook(BaseEstimator):
             if self.scaling == "reasonedit":
                 warnings.warn(f"hubness_knn={self.hubness_knn} >= the {n} keys: sigma uses the "
                               f"{n - 1} other keys (a global scale; the correction is weak)",
-                              UserWarning, stacklevel=4)
+                              UserWarning, stacklevel=5)
         self._stats = self._key_stats()
         self.sigma_ = self._stats["sigma"]
         self.reject_threshold_ = self._threshold()
@@ -915,7 +915,7 @@ class HubnessBalancedCodebook(BaseEstimator):
         samp = self._samp[:s]
         if s < 2:
             warnings.warn("rejection gate is open: 1 key (no key pair to calibrate it on); "
-                          "every query is accepted", UserWarning, stacklevel=5)
+                          "every query is accepted", UserWarning, stacklevel=6)
             return math.inf
         p = self.reject_percentile
         if self.reject_warmup == "stat":
@@ -940,7 +940,7 @@ class HubnessBalancedCodebook(BaseEstimator):
             if not diff.any():
                 warnings.warn("rejection gate is open: 1 edit (no key pair of different edits "
                               "to calibrate it on, reject_warmup='flat'); every query is "
-                              "accepted", UserWarning, stacklevel=5)
+                              "accepted", UserWarning, stacklevel=6)
                 return math.inf
             vals = vals[diff]
         return float(np.percentile(vals, p))
