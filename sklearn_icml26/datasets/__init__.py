@@ -53,6 +53,14 @@ from ._holder import make_holder_regression  # noqa: E402
 
 __all__ += ["make_holder_regression"]
 
+from ._offline_rl import (  # noqa: E402
+    OFFLINE_RL_ENVS,
+    evaluate_offline_rl_policy,
+    make_offline_rl_dataset,
+)
+
+__all__ += ["OFFLINE_RL_ENVS", "evaluate_offline_rl_policy", "make_offline_rl_dataset"]
+
 from ._pde import make_pde_collocation  # noqa: E402
 
 __all__ += ["make_pde_collocation"]

@@ -6,5 +6,7 @@ learning, and :class:`OfflineQRegressor` an offline Q-learning critic to train w
 """
 
 from ._adamo import AdamO, AdamOTD
+from ._offline_q import OfflineQRegressor
+from ._spectral import td_spectral_radius
 
-__all__ = ["AdamO", "AdamOTD"]
+__all__ = ["AdamO", "AdamOTD", "OfflineQRegressor", "td_spectral_radius"]

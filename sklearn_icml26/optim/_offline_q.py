@@ -1,0 +1,564 @@
+"""Offline Q-learning critic with collapse diagnostics (testbed of AdamO)."""
+
+import copy
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+from torch import nn
+
+from ..base import _TORCH_RNG_LOCK, TorchEstimatorMixin
+from ._spectral import td_spectral_radius
+
+__all__ = ["OfflineQRegressor"]
+
+_SNAPSHOT_EVERY = 100  # steps between copies of finite parameters (restored after a NaN)
+
+
+class _QNetwork(nn.Module):
+    """MLP from states to one Q-value per action, optionally with LayerNorm after each layer."""
+
+    def __init__(self, n_in, hidden, n_actions, layer_norm):
+        super().__init__()
+        layers, prev = [], n_in
+        for width in hidden:
+            layers.append(nn.Linear(prev, width))
+            if layer_norm:
+                layers.append(nn.LayerNorm(width))
+            layers.append(nn.ReLU())
+            prev = width
+        layers.append(nn.Linear(prev, n_actions))
+        self.body = nn.Sequential(*layers)
+
+    def forward(self, s):
+        return self.body(s)
+
+
+class _StateActionCritic(nn.Module):
+    """Q(s, a) of a Q-network on rows ``[s, onehot(a)]`` (a zero one-hot gives 0)."""
+
+    def __init__(self, qnet, n_state):
+        super().__init__()
+        self.qnet = qnet
+        self.n_state = n_state
+
+    def forward(self, x):
+        return (self.qnet(x[:, : self.n_state]) * x[:, self.n_state:]).sum(dim=1)
+
+
+def _check_actions(actions, n_samples, n_actions):
+    a = np.asarray(actions)
+    if a.ndim != 1 or a.shape[0] != n_samples:
+        raise ValueError(f"actions must have shape ({n_samples},), one action per state; got "
+                         f"shape {a.shape}")
+    if a.dtype.kind not in "iub":
+        af = np.asarray(a, dtype=np.float64) if a.dtype.kind == "f" else None
+        if af is None or not np.all(np.isfinite(af)) or np.any(af != np.round(af)):
+            raise ValueError(f"actions must be integer action indices; got dtype {a.dtype}")
+    a = a.astype(np.int64)
+    if n_actions is not None and (a.min() < 0 or a.max() >= n_actions):
+        raise ValueError(f"actions must be in [0, n_actions) = [0, {n_actions}); got values in "
+                         f"[{a.min()}, {a.max()}]")
+    if a.min() < 0:
+        raise ValueError(f"actions must be non-negative indices; got minimum {a.min()}")
+    return a
+
+
+def _check_terminals(terminals, n_samples):
+    t = np.asarray(terminals)
+    if t.ndim != 1 or t.shape[0] != n_samples:
+        raise ValueError(f"terminals must have shape ({n_samples},); got shape {t.shape}")
+    if t.dtype == bool:
+        return t
+    if t.dtype.kind in "iuf" and np.all(np.isin(t, (0, 1))):
+        return t.astype(bool)
+    raise ValueError("terminals must be boolean (True/False or 0/1); got dtype "
+                     f"{t.dtype} with values {np.unique(t)[:5]}")
+
+
+class OfflineQRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
+    """Offline Q-learning critic with divergence detection and spectral diagnostics.
+
+    Fits ``Q(s, a)`` on logged transitions ``(s, a, r, s', done)`` by minimising the mean
+    squared TD error ``(Q(s, a) - r - gamma (1 - done) max_a' Q_bar(s', a'))^2`` over random
+    mini-batches, where ``Q_bar`` is the online network itself (``target_update="none"``), a
+    Polyak average or a periodic copy. It is the testbed of :class:`~sklearn_icml26.optim.AdamO`
+    (Qiao et al., ICML 2026): bootstrapped critics trained by Adam on narrow data collapse
+    (``max |Q|`` grows far beyond any achievable return); AdamO, a LayerNorm critic or a target
+    network are the remedies to compare. Every ``diagnose_every`` steps
+    :func:`~sklearn_icml26.optim.td_spectral_radius` records the spectral radius ``rho`` of the
+    linearised Adam-TD dynamics and the largest real part of the eigenvalues of ``S``, computed
+    with the online network on a fixed probe set (with a target network the linearisation is
+    that of the online update, an approximation). Training stops with a
+    :class:`~sklearn.exceptions.ConvergenceWarning` once ``max |Q|`` over a batch exceeds
+    ``divergence_threshold * q_bound_`` or is not finite (``diverged_`` is then True; a
+    non-finite network is replaced by its last finite copy, at most 100 steps old).
+
+    Without ``next_states`` the target is the reward alone: plain supervised regression of
+    ``y`` on ``X`` (``S = -K`` is negative semidefinite, the stable case), with one action
+    unless ``actions`` are given; this mode is what scikit-learn's estimator checks run.
+    Targets are standardised internally in supervised mode and divided by ``max |y|`` in TD
+    mode (Q is positively homogeneous in the rewards), and mapped back in every output.
+
+    The training loop is the estimator's own rather than the shared skorch adapter's, because
+    the regression targets change at every step (they bootstrap on the network or its target
+    copy) and the loop interleaves target updates, divergence checks and diagnostics with the
+    optimizer steps; the optimizer, its parameters, precision, device and seeding follow the
+    adapter's shared knobs.
+
+    Parameters
+    ----------
+    gamma : float, default=0.99
+        Discount ``gamma`` in [0, 1).
+    n_actions : int or None, default=None
+        Number of discrete actions; ``None`` infers ``max(actions) + 1`` (1 without
+        ``actions``).
+    hidden_layer_sizes : array-like of int, default=(256, 256)
+        Widths of the hidden ReLU layers.
+    layer_norm : bool, default=False
+        Put a LayerNorm after every hidden linear layer (a known remedy of the collapse).
+    target_update : {"none", "polyak", "hard"}, default="polyak"
+        Bootstrap on the online network (``"none"``), on a Polyak average updated by
+        ``polyak_tau`` after every step, or on a copy refreshed every ``hard_update_every``
+        steps.
+    polyak_tau : float, default=0.005
+        Polyak rate in (0, 1].
+    hard_update_every : int, default=1000
+        Steps between copies of the ``"hard"`` target.
+    optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
+default="adam"
+        Optimizer; ``"adamo"`` is :class:`~sklearn_icml26.optim.AdamO`.
+    optimizer_params : dict or None, default=None
+        Extra keyword arguments of the optimizer, e.g. ``{"kappa": 1.0, "tau": 0.05}`` for
+        ``"adamo"`` or ``{"weight_decay": 1e-2}`` for ``"adamw"``; ``lr`` has its own parameter.
+    lr : float, default=1e-3
+        Learning rate (> 0).
+    batch_size : int, default=256
+        Transitions per step, drawn uniformly with replacement; ``-1`` uses all.
+    n_steps : int, default=20000
+        Maximum number of gradient steps.
+    diagnose_every : int, default=1000
+        Steps between spectral diagnostics (step 0 included); 0 turns them off.
+    diagnose_points : int, default=256
+        Size of the fixed probe set of the diagnostics (at most the number of samples).
+    divergence_threshold : float, default=100.0
+        Training stops once ``max |Q| > divergence_threshold * q_bound_`` (> 0).
+    precision : {"float32", "float64"}, default="float32"
+        Floating point precision of the network.
+    device : str, default="cpu"
+        Torch device.
+    random_state : int, RandomState instance or None, default=None
+        Seeds initialisation, the mini-batches and the probe set.
+    verbose : int, default=0
+        ``1`` prints the TD loss, ``max |Q|`` and ``rho`` at every diagnostic.
+
+    Attributes
+    ----------
+    module_ : torch.nn.Module
+        The trained Q-network, states (n, n_features_in_) to Q-values (n, n_actions_), in the
+        internal (scaled) units.
+    target_module_ : torch.nn.Module or None
+        The target network, or None with ``target_update="none"``.
+    optimizer_ : torch.optim.Optimizer
+        The optimizer after training (its state holds Adam's moments).
+    n_features_in_ : int
+        State dimension.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Input column names, when ``X`` had string column names.
+    n_actions_ : int
+        Number of actions.
+    q_bound_ : float
+        ``max |y| / (1 - gamma)`` in TD mode, ``max |y|`` in supervised mode: the largest
+        achievable ``|Q|``.
+    td_mode_ : bool
+        Whether ``next_states`` were given (bootstrapped targets).
+    q_max_history_ : ndarray of shape (n_iter_,)
+        ``max |Q(s, a)|`` over each step's batch, in the units of ``y``.
+    td_loss_history_ : ndarray of shape (n_iter_,)
+        Mean squared TD error of each step's batch, in the units of ``y`` squared.
+    diagnose_steps_ : ndarray of shape (n_diagnostics,)
+        Steps at which the diagnostics ran.
+    rho_history_ : ndarray of shape (n_diagnostics,)
+        Spectral radius of the augmented operator ``A(eta)``.
+    max_real_eig_history_ : ndarray of shape (n_diagnostics,)
+        Largest real part of the eigenvalues of ``S``.
+    isometry_defect_history_ : ndarray of shape (n_diagnostics,)
+        ``||Phi^T Phi - I||_2`` on the probe set.
+    diverged_ : bool
+        Whether training stopped on divergence.
+    divergence_step_ : int or None
+        The step at which it stopped, if it diverged.
+    n_iter_ : int
+        Steps run.
+
+    Raises
+    ------
+    ValueError
+        On ``actions`` that are not integer indices in ``[0, n_actions)``, ``next_states`` not
+        of the shape of ``X`` or not finite, ``terminals`` that are not boolean or given
+        without ``next_states``, ``next_states`` without ``actions``, a ``gamma`` outside
+        [0, 1) and other invalid parameters (each error names the argument).
+
+    See Also
+    --------
+    AdamO : The collapse-suppressed optimizer.
+    td_spectral_radius : The stability diagnostic.
+    sklearn_icml26.datasets.make_offline_rl_dataset : Logged transitions to fit on.
+
+    References
+    ----------
+    .. [1] Qiao, Yue, Wang and Ren, "AdamO: A Collapse-Suppressed Optimizer for Offline RL",
+       ICML 2026, arXiv:2605.01968.
+
+    Examples
+    --------
+    >>> from sklearn_icml26.datasets import make_offline_rl_dataset
+    >>> from sklearn_icml26.optim import OfflineQRegressor
+    >>> data = make_offline_rl_dataset(n_transitions=500, random_state=0)
+    >>> critic = OfflineQRegressor(hidden_layer_sizes=(32,), n_steps=50, batch_size=64,
+    ...                            diagnose_every=25, diagnose_points=32, random_state=0)
+    >>> critic = critic.fit(data.states, data.rewards, actions=data.actions,
+    ...                     next_states=data.next_states, terminals=data.terminals)
+    >>> critic.n_actions_, critic.predict_q(data.states[:2]).shape, len(critic.rho_history_)
+    (4, (2, 4), 2)
+    """
+
+    _parameter_constraints = {
+        **{k: v for k, v in TorchEstimatorMixin._torch_parameter_constraints.items()
+           if k != "max_epochs"},
+        "gamma": [Interval(Real, 0, 1, closed="left")],
+        "n_actions": [Interval(Integral, 1, None, closed="left"), None],
+        "hidden_layer_sizes": ["array-like"],
+        "layer_norm": ["boolean"],
+        "target_update": [StrOptions({"none", "polyak", "hard"})],
+        "polyak_tau": [Interval(Real, 0, 1, closed="right")],
+        "hard_update_every": [Interval(Integral, 1, None, closed="left")],
+        "n_steps": [Interval(Integral, 1, None, closed="left")],
+        "diagnose_every": [Interval(Integral, 0, None, closed="left")],
+        "diagnose_points": [Interval(Integral, 1, None, closed="left")],
+        "divergence_threshold": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    def __init__(self, gamma=0.99, n_actions=None, *, hidden_layer_sizes=(256, 256),
+                 layer_norm=False, target_update="polyak", polyak_tau=0.005,
+                 hard_update_every=1000, optimizer="adam", optimizer_params=None, lr=1e-3,
+                 batch_size=256, n_steps=20000, diagnose_every=1000, diagnose_points=256,
+                 divergence_threshold=100.0, precision="float32", device="cpu",
+                 random_state=None, verbose=0):
+        self.gamma = gamma
+        self.n_actions = n_actions
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.layer_norm = layer_norm
+        self.target_update = target_update
+        self.polyak_tau = polyak_tau
+        self.hard_update_every = hard_update_every
+        self.optimizer = optimizer
+        self.optimizer_params = optimizer_params
+        self.lr = lr
+        self.batch_size = batch_size
+        self.n_steps = n_steps
+        self.diagnose_every = diagnose_every
+        self.diagnose_points = diagnose_points
+        self.divergence_threshold = divergence_threshold
+        self.precision = precision
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+
+    @classmethod
+    def _get_test_params(cls):
+        # full batch: integer sample orders and subsets give the same fit; 100 Adam steps at
+        # lr 0.03 pass the common score checks on standardised targets
+        return [dict(hidden_layer_sizes=(16,), n_steps=100, batch_size=-1, lr=3e-2,
+                     diagnose_every=0, precision="float64", random_state=0)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = False
+        return tags
+
+    # hook for penalties added to the TD loss (the coupled-penalty anchor of the benchmark)
+    def _extra_loss(self, module):
+        return None
+
+    def _check_hidden(self):
+        hidden = np.asarray(self.hidden_layer_sizes)
+        if hidden.ndim != 1 or hidden.dtype.kind not in "iu" or np.any(hidden < 1):
+            raise ValueError("hidden_layer_sizes must be a sequence of positive ints; got "
+                             f"{self.hidden_layer_sizes!r}")
+        return [int(h) for h in hidden]
+
+    def _validate_transitions(self, X, actions, next_states, terminals, n_actions):
+        n = X.shape[0]
+        if next_states is None:
+            if terminals is not None:
+                raise ValueError("terminals were given without next_states; pass next_states "
+                                 "for TD targets or neither for supervised regression")
+            a = (np.zeros(n, dtype=np.int64) if actions is None
+                 else _check_actions(actions, n, n_actions))
+            return a, None, None
+        if actions is None:
+            raise ValueError("next_states were given without actions; TD targets need the "
+                             "logged action of every transition")
+        a = _check_actions(actions, n, n_actions)
+        s2 = np.asarray(next_states)
+        if s2.shape != X.shape:
+            raise ValueError(f"next_states must have the shape of X {X.shape}; got shape "
+                             f"{s2.shape}")
+        try:
+            s2 = s2.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"next_states must be numeric; got dtype {s2.dtype}") from exc
+        if not np.all(np.isfinite(s2)):
+            raise ValueError("next_states contains NaN or infinity")
+        done = (np.zeros(n, dtype=bool) if terminals is None
+                else _check_terminals(terminals, n))
+        return a, s2, done
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, *, actions=None, next_states=None, terminals=None):
+        """Fit the critic on logged transitions (or on ``(X, y)`` without ``next_states``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            States ``s``.
+        y : array-like of shape (n_samples,)
+            Rewards ``r`` (the regression targets in supervised mode).
+        actions : array-like of int of shape (n_samples,), default=None
+            Logged actions in ``[0, n_actions)``; required with ``next_states``. A fit
+            parameter with metadata routing (``set_fit_request(actions=True)``).
+        next_states : array-like of shape (n_samples, n_features), default=None
+            Next states ``s'``; ``None`` is supervised regression. Routed like ``actions``.
+        terminals : array-like of bool of shape (n_samples,), default=None
+            Whether ``s'`` ends the episode (no bootstrap); ``None`` is all False. Routed like
+            ``actions``.
+
+        Returns
+        -------
+        self : OfflineQRegressor
+            The fitted critic.
+        """
+        self._check_device()
+        hidden = self._check_hidden()
+        optimizer_class = self._optimizer_class()
+        optimizer_kwargs = {k.removeprefix("optimizer__"): v
+                            for k, v in self._optimizer_kwargs(optimizer_class).items()}
+        X, y = validate_data(self, X, y, y_numeric=True, ensure_min_samples=2,
+                             dtype=np.float64)
+        a, s2, done = self._validate_transitions(X, actions, next_states, terminals,
+                                                 self.n_actions)
+        n, d = X.shape
+        self.td_mode_ = s2 is not None
+        self.n_actions_ = int(self.n_actions if self.n_actions is not None
+                              else (a.max() + 1 if actions is not None else 1))
+        y_abs = float(np.max(np.abs(y)))
+        if self.td_mode_:
+            self._y_offset, self._y_scale = 0.0, (y_abs if y_abs > 0 else 1.0)
+            self.q_bound_ = y_abs / (1 - self.gamma)
+        else:
+            std = float(np.std(y))
+            self._y_offset, self._y_scale = float(np.mean(y)), (std if std > 0 else 1.0)
+            self.q_bound_ = y_abs
+        bound_int = max(float(np.max(np.abs((y - self._y_offset) / self._y_scale)))
+                        / ((1 - self.gamma) if self.td_mode_ else 1.0), 1.0)
+        limit = self.divergence_threshold * bound_int
+        rng = check_random_state(self.random_state)
+        seed = int(rng.randint(np.iinfo(np.int32).max))
+        probe = np.sort(rng.choice(n, min(self.diagnose_points, n), replace=False))
+        dtype, device = self._torch_dtype, torch.device(self.device)
+
+        def t(a_, dt=dtype):
+            return torch.as_tensor(a_, dtype=dt, device=device)
+
+        S, A, R = t(X), t(a, torch.int64), t((y - self._y_offset) / self._y_scale)
+        S2 = t(s2) if self.td_mode_ else None
+        notdone = t(~done) if self.td_mode_ else None
+        batch = n if self.batch_size == -1 else int(self.batch_size)
+        fork_devices = [device.index or 0] if device.type == "cuda" else []
+        q_hist, loss_hist, diag = [], [], []
+        self.diverged_, self.divergence_step_ = False, None
+        with _TORCH_RNG_LOCK, torch.random.fork_rng(devices=fork_devices):
+            torch.manual_seed(seed)
+            net = _QNetwork(d, hidden, self.n_actions_, self.layer_norm).to(dtype).to(device)
+            target = None
+            if self.td_mode_ and self.target_update != "none":
+                target = copy.deepcopy(net)
+                target.requires_grad_(False)
+            opt = optimizer_class(net.parameters(), lr=self.lr, **optimizer_kwargs)
+            gen = torch.Generator(device=device).manual_seed(seed)
+            snapshot = copy.deepcopy(net.state_dict())
+            step = 0
+            for step in range(self.n_steps):
+                if self.diagnose_every and step % self.diagnose_every == 0:
+                    diag.append(self._diagnose(net, target, opt, S, A, S2, notdone, probe,
+                                               step, seed))
+                    if self.verbose:
+                        print(f"[OfflineQRegressor] step {step}: td_loss "
+                              f"{loss_hist[-1] if loss_hist else float('nan'):.4g} "
+                              f"max|Q| {q_hist[-1] if q_hist else float('nan'):.4g} "
+                              f"rho {diag[-1][1]:.6f}", flush=True)
+                idx = torch.randint(n, (batch,), generator=gen, device=device)
+                q = net(S[idx]).gather(1, A[idx, None])[:, 0]
+                if self.td_mode_:
+                    with torch.no_grad():
+                        boot = (target if target is not None else net)(S2[idx]).max(dim=1).values
+                        y_t = R[idx] + self.gamma * notdone[idx] * boot
+                else:
+                    y_t = R[idx]
+                td = torch.mean((q - y_t) ** 2)
+                extra = self._extra_loss(net)
+                loss = td if extra is None else td + extra
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                if target is not None:
+                    with torch.no_grad():
+                        if self.target_update == "polyak":
+                            for pt, p in zip(target.parameters(), net.parameters(),
+                                             strict=True):
+                                pt.lerp_(p, self.polyak_tau)
+                        elif (step + 1) % self.hard_update_every == 0:
+                            target.load_state_dict(net.state_dict())
+                q_max = float(q.detach().abs().max())
+                q_hist.append(q_max * self._y_scale)
+                loss_hist.append(float(td.detach()) * self._y_scale ** 2)
+                finite = np.isfinite(q_max) and np.isfinite(loss_hist[-1])
+                if finite and (step + 1) % _SNAPSHOT_EVERY == 0:
+                    snapshot = copy.deepcopy(net.state_dict())
+                if not finite or q_max > limit:
+                    self.diverged_, self.divergence_step_ = True, step + 1
+                    if not (finite and all(torch.isfinite(p).all() for p in net.parameters())):
+                        net.load_state_dict(snapshot)
+                    break
+        self.module_, self.target_module_, self.optimizer_ = net, target, opt
+        self.n_iter_ = step + 1
+        self.q_max_history_ = np.asarray(q_hist, dtype=np.float64)
+        self.td_loss_history_ = np.asarray(loss_hist, dtype=np.float64)
+        diag = np.asarray(diag, dtype=np.float64).reshape(-1, 4)
+        self.diagnose_steps_ = diag[:, 0].astype(np.int64)
+        self.rho_history_, self.max_real_eig_history_ = diag[:, 1], diag[:, 2]
+        self.isometry_defect_history_ = diag[:, 3]
+        if self.diverged_:
+            warnings.warn(
+                f"OfflineQRegressor diverged at step {self.divergence_step_}: max|Q| = "
+                f"{q_hist[-1]:.4g} exceeds divergence_threshold * q_bound_ = "
+                f"{limit * self._y_scale:.4g} "
+                "(or is not finite); training stopped. A target network (target_update="
+                "'polyak'), layer_norm=True, a smaller lr or optimizer='adamo' with "
+                "optimizer_params={'kappa': 1.0, 'tau': 1.0} counter the collapse.",
+                ConvergenceWarning, stacklevel=2)
+        return self
+
+    def _diagnose(self, net, target, opt, S, A, S2, notdone, probe, step, seed):
+        n_act = self.n_actions_
+        p = torch.as_tensor(probe, device=S.device)
+        onehot = torch.nn.functional.one_hot(A[p], n_act).to(S.dtype)
+        X_sa = torch.cat([S[p], onehot], dim=1)
+        if self.td_mode_:
+            with torch.no_grad():
+                a2 = (target if target is not None else net)(S2[p]).argmax(dim=1)
+            onehot2 = torch.nn.functional.one_hot(a2, n_act).to(S.dtype) * notdone[p, None]
+            X_next = torch.cat([S2[p], onehot2], dim=1)
+            gamma = self.gamma
+        else:
+            X_next, gamma = X_sa, 0.0
+        beta1 = opt.param_groups[0].get("betas", (0.0,))[0]
+        out = td_spectral_radius(_StateActionCritic(net, S.shape[1]), X_sa, X_next,
+                                 gamma=gamma, lr=self.lr, beta1=beta1, optimizer=opt,
+                                 max_points=len(probe), random_state=seed)
+        return (step, out["rho"], out["max_real_eig_S"], out["isometry_defect"])
+
+    def _q_numpy(self, X, module=None):
+        module = self.module_ if module is None else module
+        dtype, device = self._torch_dtype, torch.device(self.device)
+        module.eval()
+        with torch.no_grad():
+            q = module(torch.as_tensor(np.asarray(X, np.float64), dtype=dtype, device=device))
+        module.train()
+        return q.cpu().numpy().astype(np.float64) * self._y_scale + self._y_offset
+
+    def predict_q(self, X):
+        """Q-values of every action.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            States.
+
+        Returns
+        -------
+        q : ndarray of shape (n_samples, n_actions_)
+            ``Q(s, a)`` in the units of ``y``.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self._q_numpy(X)
+
+    def predict(self, X):
+        """State values ``max_a Q(s, a)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            States.
+
+        Returns
+        -------
+        v : ndarray of shape (n_samples,)
+            ``max_a Q(s, a)``; in supervised mode with one action, the regression prediction.
+        """
+        return self.predict_q(X).max(axis=1)
+
+    def predict_action(self, X):
+        """Greedy actions ``argmax_a Q(s, a)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            States.
+
+        Returns
+        -------
+        actions : ndarray of int of shape (n_samples,)
+            The greedy action of each state.
+        """
+        return self.predict_q(X).argmax(axis=1)
+
+    def td_error(self, X, y, *, actions, next_states, terminals=None):
+        """TD errors ``Q(s, a) - r - gamma (1 - done) max_a' Q(s', a')`` of the online network.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            States.
+        y : array-like of shape (n_samples,)
+            Rewards.
+        actions : array-like of int of shape (n_samples,)
+            Actions in ``[0, n_actions_)``.
+        next_states : array-like of shape (n_samples, n_features)
+            Next states.
+        terminals : array-like of bool of shape (n_samples,), default=None
+            Episode ends; ``None`` is all False.
+
+        Returns
+        -------
+        td_error : ndarray of shape (n_samples,)
+            In the units of ``y``.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        if y.shape != (X.shape[0],):
+            raise ValueError(f"y must have shape ({X.shape[0]},); got {y.shape}")
+        a, s2, done = self._validate_transitions(X, actions, next_states, terminals,
+                                                 self.n_actions_)
+        q = self._q_numpy(X)[np.arange(X.shape[0]), a]
+        v_next = self._q_numpy(s2).max(axis=1)
+        return q - y - self.gamma * (~done) * v_next

@@ -1,0 +1,148 @@
+"""OfflineQRegressor: TD and supervised modes, divergence, diagnostics, routing, bad input."""
+
+import warnings
+
+import numpy as np
+import pytest
+import sklearn
+import torch
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import KFold, cross_validate
+
+from sklearn_icml26.datasets import make_offline_rl_dataset
+from sklearn_icml26.optim import OfflineQRegressor
+
+torch.set_num_threads(1)
+
+_SMALL = dict(hidden_layer_sizes=(16,), n_steps=40, batch_size=32, diagnose_every=0,
+              random_state=0)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_offline_rl_dataset(n_transitions=300, random_state=0)
+
+
+def _fit(est, d, **kw):
+    return est.fit(d.states, d.rewards, actions=d.actions, next_states=d.next_states,
+                   terminals=d.terminals, **kw)
+
+
+def test_same_seed_same_fit_and_td_error(data):
+    a = _fit(OfflineQRegressor(**_SMALL, target_update="polyak"), data)
+    b = _fit(OfflineQRegressor(**_SMALL, target_update="polyak"), data)
+    np.testing.assert_array_equal(a.q_max_history_, b.q_max_history_)
+    np.testing.assert_array_equal(a.predict_q(data.states), b.predict_q(data.states))
+    c = _fit(OfflineQRegressor(**{**_SMALL, "random_state": 1}), data)
+    assert not np.array_equal(a.predict_q(data.states), c.predict_q(data.states))
+    assert a.n_actions_ == 4 and a.q_bound_ == pytest.approx(100.0) and a.td_mode_
+    # td_error is Q(s, a) - r - gamma max_a' Q(s', a') of the online network
+    q, q2 = a.predict_q(data.states), a.predict_q(data.next_states)
+    expected = q[np.arange(300), data.actions] - data.rewards - 0.99 * q2.max(axis=1)
+    np.testing.assert_allclose(a.td_error(data.states, data.rewards, actions=data.actions,
+                                          next_states=data.next_states), expected, rtol=1e-6,
+                               atol=1e-6)
+    np.testing.assert_array_equal(a.predict(data.states), q.max(axis=1))
+    np.testing.assert_array_equal(a.predict_action(data.states), q.argmax(axis=1))
+
+
+def test_target_updates(data):
+    hard = _fit(OfflineQRegressor(**{**_SMALL, "n_steps": 20}, target_update="hard",
+                                  hard_update_every=10), data)
+    for p, q in zip(hard.module_.parameters(), hard.target_module_.parameters(), strict=True):
+        assert torch.equal(p, q)  # copied at step 20
+    polyak = _fit(OfflineQRegressor(**_SMALL, target_update="polyak", polyak_tau=0.5), data)
+    w, wt = polyak.module_.body[0].weight, polyak.target_module_.body[0].weight
+    assert not torch.equal(w, wt)
+    assert _fit(OfflineQRegressor(**_SMALL, target_update="none"), data).target_module_ is None
+    ln = _fit(OfflineQRegressor(**_SMALL, layer_norm=True), data)
+    assert isinstance(ln.module_.body[1], torch.nn.LayerNorm)
+
+
+def test_supervised_mode_is_regression_with_negative_semidefinite_s():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(200, 3))
+    y = 5.0 + 3.0 * X[:, 0] - 2.0 * X[:, 1]
+    est = OfflineQRegressor(hidden_layer_sizes=(32,), n_steps=300, batch_size=-1, lr=1e-2,
+                            diagnose_every=100, diagnose_points=40, random_state=0).fit(X, y)
+    assert est.n_actions_ == 1 and not est.td_mode_
+    assert est.q_bound_ == pytest.approx(np.max(np.abs(y)))
+    assert est.score(X, y) > 0.95
+    # S = -K: every eigenvalue is real and <= 0 (up to float32 rounding of K's entries)
+    assert len(est.rho_history_) == 3 and np.all(est.max_real_eig_history_ <= 1e-4)
+    assert np.all(est.isometry_defect_history_ >= 0)
+
+
+def test_diagnostics_record_rho_in_td_mode(data):
+    est = _fit(OfflineQRegressor(**{**_SMALL, "diagnose_every": 20, "diagnose_points": 16},
+                                 target_update="none"), data)
+    np.testing.assert_array_equal(est.diagnose_steps_, [0, 20])
+    assert np.all(est.rho_history_ > 0) and est.rho_history_.shape == (2,)
+
+
+def test_divergence_stops_with_a_warning_and_a_finite_model(data):
+    est = OfflineQRegressor(**{**_SMALL, "n_steps": 200}, target_update="none", lr=1.0,
+                            divergence_threshold=2.0)
+    with pytest.warns(ConvergenceWarning, match="diverged at step"):
+        _fit(est, data)
+    assert est.diverged_ and est.n_iter_ == est.divergence_step_ < 200
+    assert np.all(np.isfinite(est.predict_q(data.states)))
+
+
+def test_adamo_reaches_the_critic(data):
+    est = _fit(OfflineQRegressor(**_SMALL, optimizer="adamo",
+                                 optimizer_params={"kappa": 1.0, "tau": 1.0}), data)
+    assert type(est.optimizer_).__name__ == "AdamO"
+    assert est.optimizer_.param_groups[0]["tau"] == 1.0
+    with pytest.raises(ValueError, match="optimizer_params key 'kapa'"):
+        _fit(OfflineQRegressor(**_SMALL, optimizer="adamo",
+                               optimizer_params={"kapa": 1.0}), data)
+
+
+def test_metadata_routing_through_cross_validate(data):
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = OfflineQRegressor(**{**_SMALL, "n_steps": 10}).set_fit_request(
+            actions=True, next_states=True, terminals=True)
+        out = cross_validate(est, data.states, data.rewards, cv=KFold(2),
+                             params={"actions": data.actions, "next_states": data.next_states,
+                                     "terminals": data.terminals}, return_estimator=True)
+    assert all(e.td_mode_ and e.n_actions_ == 4 for e in out["estimator"])
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"actions": np.full(300, 4)}, r"actions must be in \[0, n_actions\)"),
+    ({"actions": np.full(300, -1)}, "actions must be"),
+    ({"actions": np.full(300, 0.5)}, "actions must be integer"),
+    ({"actions": np.zeros(299, int)}, r"actions must have shape \(300,\)"),
+    ({"next_states": np.zeros((300, 3))}, "next_states must have the shape of X"),
+    ({"next_states": np.full((300, 2), np.nan)}, "next_states contains NaN"),
+    ({"terminals": np.full(300, 0.5)}, "terminals must be boolean"),
+    ({"terminals": np.full(300, 2)}, "terminals must be boolean"),
+    ({"terminals": np.zeros(10, bool)}, r"terminals must have shape \(300,\)"),
+])
+def test_bad_transitions(data, kwargs, match):
+    args = dict(actions=data.actions, next_states=data.next_states, terminals=data.terminals)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        OfflineQRegressor(**_SMALL, n_actions=4).fit(data.states, data.rewards, **args)
+
+
+def test_missing_pieces_and_bad_parameters(data):
+    with pytest.raises(ValueError, match="next_states were given without actions"):
+        OfflineQRegressor(**_SMALL).fit(data.states, data.rewards,
+                                        next_states=data.next_states)
+    with pytest.raises(ValueError, match="terminals were given without next_states"):
+        OfflineQRegressor(**_SMALL).fit(data.states, data.rewards, terminals=data.terminals)
+    for params, name in [({"gamma": 1.0}, "gamma"), ({"gamma": -0.1}, "gamma"),
+                         ({"target_update": "soft"}, "target_update"),
+                         ({"polyak_tau": 0.0}, "polyak_tau"),
+                         ({"hidden_layer_sizes": (16, 0)}, "hidden_layer_sizes")]:
+        with pytest.raises(ValueError, match=name):
+            _fit(OfflineQRegressor(**{**_SMALL, **params}), data)
+
+
+def test_no_warning_on_a_stable_fit(data):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = _fit(OfflineQRegressor(**_SMALL), data)
+    assert not est.diverged_ and est.n_iter_ == 40
