@@ -1,8 +1,10 @@
 """The data home and the one download helper every loader uses."""
 
+import functools
 import os
 import shutil
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 __all__ = ["RemoteFile", "clear_data_home", "fetch_files", "get_data_home"]
@@ -76,6 +78,39 @@ class RemoteFile:
     path: str
     url: str | None = None
     sha256: str | None = None
+
+
+@functools.cache
+def read_registry(name):
+    """The pinned hashes of a dataset's files, from the package's registry text file.
+
+    The registries (``sklearn_icml26/datasets/registry/<name>``) are in :mod:`pooch`'s registry
+    format: one file per line, its path (quoted when it has spaces) and its SHA-256; ``#``
+    starts a comment. They are data, read by :meth:`pooch.Pooch.load_registry`, not code.
+
+    Parameters
+    ----------
+    name : str
+        File name of the registry, e.g. ``"ese.txt"``.
+
+    Returns
+    -------
+    sha256 : dict of str to str
+        Path inside the dataset's folder (``/`` separators) to its lower-case hex SHA-256, in
+        the file's order. Cached: the same dict on every call; do not modify it.
+
+    Examples
+    --------
+    >>> from sklearn_icml26.datasets._base import read_registry
+    >>> len(read_registry("cause_effect_baselines.txt"))
+    7
+    """
+    import pooch
+
+    registry = pooch.create(path=".", base_url="")  # a reader only: nothing is fetched
+    with resources.files(__package__).joinpath("registry", name).open(encoding="utf-8") as f:
+        registry.load_registry(f)
+    return {path: digest.removeprefix("sha256:") for path, digest in registry.registry.items()}
 
 
 def _missing_parents(path, stop):

@@ -3,8 +3,7 @@
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
 
-from ._base import RemoteFile, fetch_files, get_data_home
-from ._cause_effect_registry import BASELINE_SHA256, CONVERTED_SHA256
+from ._base import RemoteFile, fetch_files, get_data_home, read_registry
 
 __all__ = ["load_cause_effect_baseline_scores", "load_cause_effect_pairs", "make_lsnm_pairs",
            "make_skewed_lsnm_dag", "make_skewed_lsnm_pair"]
@@ -181,7 +180,8 @@ def load_cause_effect_baseline_scores(name, *, data_home=None, evaluation_subset
     """
     name = _canonical(name)
     fname = f"{_BENCHMARKS[name][1]}.tab"
-    remote = RemoteFile(fname, f"{_LOCI_URL}baseline_results/{fname}", BASELINE_SHA256[fname])
+    remote = RemoteFile(fname, f"{_LOCI_URL}baseline_results/{fname}",
+                        read_registry("cause_effect_baselines.txt")[fname])
     folder = fetch_files(f"{_FOLDER}/baseline_scores", [remote], data_home=data_home)
     table = _read_table(folder / fname, "\t")
     if name == "tuebingen" and evaluation_subset:
@@ -202,7 +202,8 @@ def load_cause_effect_baseline_scores(name, *, data_home=None, evaluation_subset
 def _pair_ids(folder_name):
     """Pair numbers of a benchmark, from the pinned registry of the converted files."""
     prefix = f"{folder_name}/pair_"
-    return sorted(int(k[len(prefix):-4]) for k in CONVERTED_SHA256 if k.startswith(prefix))
+    return sorted(int(k[len(prefix):-4])
+                  for k in read_registry("cause_effect_converted.txt") if k.startswith(prefix))
 
 
 def _upstream_names(folder_name):
@@ -292,8 +293,9 @@ def _ensure_pairs(folder_name, data_home):
     except (OSError, ValueError, IndexError, KeyError) as exc:
         raise OSError(f"Dataset 'cause_effect/{folder_name}': the downloaded files in {raw} "
                       f"could not be converted ({type(exc).__name__}: {exc}).") from exc
+    pinned = read_registry("cause_effect_converted.txt")
     bad = [p for p, b in files.items()
-           if hashlib.sha256(b).hexdigest() != CONVERTED_SHA256.get(f"{folder_name}/{p}")]
+           if hashlib.sha256(b).hexdigest() != pinned.get(f"{folder_name}/{p}")]
     if bad:
         raise OSError(
             f"Dataset 'cause_effect/{folder_name}': {len(bad)} converted file(s) (e.g. "

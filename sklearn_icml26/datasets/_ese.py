@@ -2,7 +2,7 @@
 
 The loaders read ``<data_home>/ese_xu2026/``, a byte-identical copy of the ``datasets/`` folder of
 the authors' repository ``xbnxbn38/Equilibrium-State-Estimation`` at commit ``b911bb8``; missing
-files are downloaded from that commit (pinned SHA-256 in ``_ese_registry.py``).
+files are downloaded from that commit (pinned SHA-256 in the registry file ``registry/ese.txt``).
 """
 
 from numbers import Integral, Real
@@ -11,8 +11,7 @@ from urllib.parse import quote
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
 
-from ._base import RemoteFile, fetch_files
-from ._ese_registry import SHA256
+from ._base import RemoteFile, fetch_files, read_registry
 
 __all__ = [
     "load_ese_covid_victoria",
@@ -48,7 +47,7 @@ _SYNTHETIC_SIZES = (5, 10, 20)
 
 
 def _remote(paths):
-    return [RemoteFile(p, _BASE_URL + quote(p), SHA256.get(p)) for p in paths]
+    return [RemoteFile(p, _BASE_URL + quote(p), read_registry("ese.txt").get(p)) for p in paths]
 
 
 def _fetch(paths, data_home, download_if_missing):
@@ -165,7 +164,7 @@ def _covid_regions(level):
         return names, [f"Covid-19/20/daily new case/{n}.csv" for n in names]
     if level == 79:
         prefix = "Covid-19/79/daily new case/"
-        names = sorted(p[len(prefix):-4] for p in SHA256 if p.startswith(prefix))
+        names = sorted(p[len(prefix):-4] for p in read_registry("ese.txt") if p.startswith(prefix))
         return names, [f"{prefix}{n}.csv" for n in names]
     names = [f"Region {k}" for k in range(1, 321) if k != 277]
     return names, [f"Covid-19/320/{n}.csv" for n in names]

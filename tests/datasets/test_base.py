@@ -117,3 +117,15 @@ def test_download_is_announced_once(tmp_path, http_folder, capsys):
     # one line of our own on stdout; pooch's own "Downloading data from ..." log is silenced
     announced = [line for line in (out.out + out.err).splitlines() if "Downloading" in line]
     assert len(announced) == 1, announced
+
+
+@pytest.mark.parametrize(("name", "count"), [("ese.txt", 455), ("cause_effect_baselines.txt", 7),
+                                             ("cause_effect_converted.txt", 715)])
+def test_registry_files_are_read_whole_with_quoted_paths(name, count):
+    from sklearn_icml26.datasets._base import read_registry
+
+    registry = read_registry(name)
+    assert len(registry) == count
+    assert all(len(h) == 64 and set(h) <= set("0123456789abcdef") for h in registry.values())
+    if name == "ese.txt":  # paths with spaces survive the round trip through the text file
+        assert registry["Covid-19/20/daily new case/Region 1.csv"].startswith("d561868806cc")

@@ -7,6 +7,7 @@ import pytest
 from conftest import require_data
 
 from sklearn_icml26.datasets import load_cause_effect_baseline_scores, load_cause_effect_pairs
+from sklearn_icml26.datasets._base import read_registry
 from sklearn_icml26.datasets._cause_effect import (
     _BENCHMARKS,
     _LOCI_URL,
@@ -15,9 +16,10 @@ from sklearn_icml26.datasets._cause_effect import (
     _pair_ids,
     _upstream_names,
 )
-from sklearn_icml26.datasets._cause_effect_registry import BASELINE_SHA256, CONVERTED_SHA256
 
 FOLDERS = sorted(_UPSTREAM)
+BASELINE_SHA256 = read_registry("cause_effect_baselines.txt")
+CONVERTED_SHA256 = read_registry("cause_effect_converted.txt")
 
 
 def _sha(path):
