@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from conftest import require_data
 from scipy.spatial.distance import cdist
 from scipy.special import erfc
 from sklearn import config_context
@@ -462,3 +463,28 @@ def test_warnings_with_usable_results():
     with pytest.warns(UserWarning, match="12 of 12 new keys were merged"):
         book.partial_fit(np.vstack([X, X]))
     assert book.n_keys_ == 6 and book.n_merged_ == 12
+
+
+# -- 9. real data: the LoCoMo proxy on one conversation ---------------------------------------
+@pytest.mark.real_data
+def test_locomo_conv26_reliability_and_generality_gain():
+    require_data("locomo/locomo10.json")
+    from sklearn_icml26.datasets import load_locomo
+    from sklearn_icml26.editing._demo import _hit, _task
+
+    keys, values, edit_ids, general, _ = _task(load_locomo(), "conv-26")
+    emb = SentenceEmbedder(backend="hashing", n_hash_features=1024).fit(["warm up"])
+    edit_questions = [keys[np.flatnonzero(edit_ids == e)[0]] for e in np.unique(edit_ids)]
+    gen = {}
+    for scaling in ("reasonedit", None):
+        book = _fit(HubnessBalancedCodebook(embedder=emb, scaling=scaling, reject_percentile=0,
+                                            random_state=0), keys, values=values,
+                    edit_ids=edit_ids)
+        got = book.retrieve([q for q, _ in general])
+        gen[scaling] = np.mean([_hit(r, t) for r, (_, t) in zip(got, general, strict=True)])
+    book = _fit(HubnessBalancedCodebook(embedder=emb, random_state=0), keys, values=values,
+                edit_ids=edit_ids)
+    own = [values[np.flatnonzero(edit_ids == e)[0]] for e in np.unique(edit_ids)]
+    got = book.retrieve(edit_questions)
+    assert np.mean([_hit(r, [v]) for r, v in zip(got, own, strict=True)]) == 1.0
+    assert gen["reasonedit"] >= 1.5 * gen[None] > 0
