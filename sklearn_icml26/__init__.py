@@ -31,6 +31,8 @@ _LAZY_NAMES = {
     "SentenceEmbedder": "memory",
     "StreamingMemory": "memory",
     "IncrementalBM25": "memory",
+    "SemanticInfoGainScorer": "retrieval",
+    "InfoGainReranker": "retrieval",
 }
 
 _SUBMODULES = [
@@ -44,6 +46,7 @@ _SUBMODULES = [
     "memory",
     "metrics",
     "optim",
+    "retrieval",
     "surface",
     "treatment_effects",
     "utils",
