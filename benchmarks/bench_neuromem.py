@@ -368,6 +368,13 @@ def _configs(quick):
     return out
 
 
+ONLY = None  # method-name substrings that restrict anchors and part-B scorers (--only)
+
+
+def _wanted(name):
+    return ONLY is None or any(o in name for o in ONLY)
+
+
 def run_a(data, embedder, quick, log, *, configs=None, anchors=True):
     rows = []
     kw = dict(conversations=["conv-26"] if quick else None, n_rounds=2 if quick else 5)
@@ -383,6 +390,8 @@ def run_a(data, embedder, quick, log, *, configs=None, anchors=True):
     if quick or not anchors:
         return rows
     for name, (cls, module) in ANCHORS.items():
+        if not _wanted(name):
+            continue
         if not _installed(module):
             rows.append({"dataset": "LoCoMo interleaved (10 conv.)", "method": name,
                          "kind": "anchor", "status": "not installed"})
@@ -471,12 +480,14 @@ def run_b(data, minilm, quick, log):
                 scorers["random"] = lambda q, d: rng.random((len(q), len(d)))
         runs = {}
         for name, scorer in scorers.items():
+            if not _wanted(name):
+                continue
             t0 = time.perf_counter()
             runs[name] = score_candidates(scorer, task)
             secs = time.perf_counter() - t0
             rows.append(_row_b(name, text, runs[name], task, secs))
             log(rows[-1])
-        if "SentenceEmbedder(minilm)" in runs:
+        if "SentenceEmbedder(minilm)" in runs and "IncrementalBM25 (ours)" in runs:
             t0 = time.perf_counter()
             fused = _rrf([runs["SentenceEmbedder(minilm)"], runs["IncrementalBM25 (ours)"]])
             rows.append(_row_b("hybrid RRF (MiniLM + BM25)", text, fused, task,
@@ -659,9 +670,13 @@ def main():
     parser.add_argument("--shard", default=None, help="i/n: embed every n-th text (--part embed)")
     parser.add_argument("--configs", default=None,
                         help="comma-separated indices of the part-A configurations to run")
+    parser.add_argument("--only", default=None,
+                        help="comma-separated substrings of anchor / scorer names to run")
     parser.add_argument("--merge", nargs="*", default=None,
                         help="partial result files to merge into --output")
     args = parser.parse_args()
+    global ONLY
+    ONLY = None if args.only is None else args.only.split(",")
     t_start = time.perf_counter()
     if args.merge:
         import json
@@ -708,8 +723,10 @@ def main():
         embedder = SentenceEmbedder(backend="minilm", n_threads=1)
         minilm = embedder.fit(["x"])
         shard = None if args.shard is None else tuple(int(x) for x in args.shard.split("/"))
-        n_warm, warm_s = _warm(embedder, data, n_threads=1 if shard else 2,
-                               cache_file=args.embed_cache, shard=shard)
+        n_warm, warm_s = 0, 0.0
+        if args.embed_cache != "none":  # "none": lexical parts that never embed
+            n_warm, warm_s = _warm(embedder, data, n_threads=1 if shard else 2,
+                                   cache_file=args.embed_cache, shard=shard)
         if args.part == "embed":
             print(f"embedded {n_warm} texts in {warm_s:.1f} s")
             return

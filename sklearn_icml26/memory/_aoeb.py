@@ -89,13 +89,18 @@ def bm25_scorer(query_texts, doc_texts, k1=1.5, b=0.75):
     Parameters
     ----------
     query_texts : list of str
+        Queries.
     doc_texts : list of str
+        Documents.
     k1 : float, default=1.5
+        Term-frequency saturation.
     b : float, default=0.75
+        Length normalisation.
 
     Returns
     -------
     scores : ndarray of shape (n_queries, n_docs)
+        BM25 score of each query against each document.
 
     Examples
     --------

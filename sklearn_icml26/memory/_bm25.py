@@ -29,6 +29,7 @@ def bm25_tokenize(text, stopwords=BM25_STOPWORDS_EN):
     Returns
     -------
     tokens : list of str
+        The kept tokens, in order.
 
     Examples
     --------

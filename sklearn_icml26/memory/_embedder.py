@@ -166,7 +166,7 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
 
     See Also
     --------
-    StreamingMemory : a streaming external memory that embeds its items with this class.
+    StreamingMemory : A streaming external memory that embeds its items with this class.
 
     References
     ----------
@@ -231,6 +231,7 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
         Returns
         -------
         self : SentenceEmbedder
+            The fitted (or updated) embedder.
 
         Raises
         ------
@@ -386,6 +387,7 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
         Returns
         -------
         self : SentenceEmbedder
+            The fitted (or updated) embedder.
 
         Raises
         ------
@@ -415,6 +417,7 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
         Returns
         -------
         names : ndarray of str of shape (n_features_out_,)
+            One name per output column.
         """
         check_is_fitted(self, "backend_")
         return np.asarray([f"sentenceembedder{i}" for i in range(self.n_features_out_)],

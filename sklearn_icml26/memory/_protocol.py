@@ -29,6 +29,7 @@ def round_thresholds(n_questions, n_rounds):
     Returns
     -------
     thresholds : list of int
+        Visible-question counts at which rounds 1, 2, ... start.
 
     Examples
     --------

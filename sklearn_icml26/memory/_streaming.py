@@ -241,8 +241,8 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
 
     See Also
     --------
-    SentenceEmbedder : the default text encoder.
-    interleaved_memory_eval : the interleaved insert/query evaluation on LoCoMo.
+    SentenceEmbedder : The default text encoder.
+    interleaved_memory_eval : The interleaved insert/query evaluation on LoCoMo.
 
     References
     ----------
@@ -422,6 +422,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
         Returns
         -------
         self : StreamingMemory
+            The memory.
 
         Raises
         ------
@@ -453,6 +454,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
         Returns
         -------
         self : StreamingMemory
+            The memory.
 
         Raises
         ------
@@ -988,6 +990,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
         Returns
         -------
         ids : ndarray of int64 of shape (n_q,)
+            Best item id per query.
         """
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
@@ -1072,6 +1075,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
         Returns
         -------
         self : StreamingMemory
+            The memory.
         """
         check_is_fitted(self, "n_inserted_")
         self._latency = {k: [] for k in self._latency}

@@ -19,6 +19,7 @@ def locomo_normalize(text):
     Parameters
     ----------
     text : str
+        The text.
 
     Returns
     -------
@@ -60,10 +61,12 @@ def locomo_tokens(text):
     Parameters
     ----------
     text : str
+        The text.
 
     Returns
     -------
     tokens : list of str
+        Stemmed tokens.
 
     Examples
     --------
@@ -89,11 +92,15 @@ def token_f1(prediction, answer):
 
     Parameters
     ----------
-    prediction, answer : str
+    prediction : str
+        Predicted answer.
+    answer : str
+        Gold answer.
 
     Returns
     -------
     f1 : float
+        In [0, 1].
 
     Examples
     --------

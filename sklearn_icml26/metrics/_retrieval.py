@@ -179,6 +179,7 @@ def precision_at_k(ranked, relevant, k=10):
     Returns
     -------
     score : float
+        In [0, 1].
 
     Examples
     --------
@@ -208,6 +209,7 @@ def reciprocal_rank_at_k(ranked, relevant, k=None):
     Returns
     -------
     score : float
+        In [0, 1].
 
     Examples
     --------
