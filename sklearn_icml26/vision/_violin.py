@@ -736,8 +736,9 @@ class ViolinViTClassifier(TorchEstimatorMixin, ClassifierMixin, BaseEstimator):
         Learning rate.
     weight_decay : float, default=0.05
         Weight decay of the optimizer (decoupled for AdamW), >= 0.
-    optimizer : {"adam", "adamw", "sgd", "rmsprop"} or torch optimizer class, default="adamw"
-        Optimizer.
+    optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
+default="adamw"
+        Optimizer (``"adamo"``: :class:`sklearn_icml26.optim.AdamO`).
     optimizer_params : dict or None, default=None
         Extra keyword arguments of the optimizer (e.g. ``{"betas": (0.9, 0.99)}``); they
         override ``weight_decay`` when they name it.
@@ -827,7 +828,6 @@ class ViolinViTClassifier(TorchEstimatorMixin, ClassifierMixin, BaseEstimator):
         "pos_embedding": ["boolean"],
         "dropout": [Interval(Real, 0, 1, closed="left")],
         "weight_decay": [Interval(Real, 0, None, closed="left")],
-        "optimizer_params": [dict, None],
     }
 
     def __init__(self, image_shape=None, patch_size=1, embed_dim=32, depth=2, num_heads=4,
@@ -889,9 +889,8 @@ class ViolinViTClassifier(TorchEstimatorMixin, ClassifierMixin, BaseEstimator):
         kwargs = {}
         if self.weight_decay > 0 or self.optimizer == "adamw":
             kwargs["weight_decay"] = float(self.weight_decay)
-        if not hasattr(TorchEstimatorMixin, "_optimizer_kwargs"):
-            # an adapter without the shared optimizer_params knob: pass them here
-            kwargs.update(self.optimizer_params or {})
+        # optimizer_params reach the optimizer through the adapter (optimizer__<key>), after
+        # these defaults, so they override weight_decay
         return functools.partial(cls, **kwargs) if kwargs else cls
 
     def _check_hyperparameters(self, n_features):

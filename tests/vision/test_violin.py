@@ -396,6 +396,10 @@ def test_optimizer_params_reach_the_optimizer(bars):
     group = clf.net_.optimizer_.param_groups[0]
     assert tuple(group["betas"]) == (0.5, 0.6)
     assert group["weight_decay"] == pytest.approx(0.05)
+    wd = ViolinViTClassifier(optimizer_params={"weight_decay": 0.2}, **TINY).fit(X[:40], y[:40])
+    assert wd.net_.optimizer_.param_groups[0]["weight_decay"] == pytest.approx(0.2)
+    with pytest.raises(ValueError, match="optimizer_params key 'momentum'"):
+        ViolinViTClassifier(optimizer_params={"momentum": 0.9}, **TINY).fit(X, y)
 
 
 def test_one_sample_per_class_trains():
