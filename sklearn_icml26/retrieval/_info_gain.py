@@ -457,8 +457,8 @@ default="exact+embedding"
 
     See Also
     --------
-    InfoGainReranker : ranks candidate passages by their information gain.
-    semantic_entropy : the entropy of a set of sampled answers.
+    InfoGainReranker : Ranks candidate passages by their information gain.
+    semantic_entropy : The entropy of a set of sampled answers.
 
     References
     ----------
@@ -537,6 +537,7 @@ default="exact+embedding"
         Returns
         -------
         self : SemanticInfoGainScorer
+            The fitted scorer.
 
         Raises
         ------
@@ -821,6 +822,7 @@ default="exact+embedding"
         Returns
         -------
         gains : ndarray of shape (T,)
+            Gain of each step; they sum to the gain of the whole path.
         """
         check_is_fitted(self)
         answers = self._answers_for_gain(answers)
@@ -863,6 +865,7 @@ default="exact+embedding"
         Returns
         -------
         gains : ndarray of shape (n_rows, 1)
+            Information gain of each row (float64).
         """
         check_is_fitted(self)
         rows = _check_rows(X, type(self).__name__)
@@ -953,7 +956,7 @@ class InfoGainReranker(TransformerMixin, BaseEstimator):
 
     See Also
     --------
-    SemanticInfoGainScorer : the gain of one passage.
+    SemanticInfoGainScorer : The gain of one passage.
 
     References
     ----------
@@ -1004,6 +1007,7 @@ class InfoGainReranker(TransformerMixin, BaseEstimator):
         Returns
         -------
         self : InfoGainReranker
+            The fitted reranker.
         """
         if X is not None:
             _check_rows(X, type(self).__name__)
@@ -1065,6 +1069,7 @@ class InfoGainReranker(TransformerMixin, BaseEstimator):
         Returns
         -------
         gains : ndarray of shape (n_rows, 1)
+            Information gain of each row (float64).
         """
         return self.score_details(X)[["info_gain"]].to_numpy(dtype=np.float64)
 

@@ -600,3 +600,34 @@ def test_smollm2_generator_samples_are_seeded():
     again = gen(prompts[:1], 4, 0)
     assert again[0][0] == out[0][0]
     np.testing.assert_allclose(again[0][1], out[0][1], rtol=1e-5)
+
+
+# ------------------------------------------------------------- scikit-learn's API checks
+@pytest.mark.parametrize("cls", [SemanticInfoGainScorer, InfoGainReranker])
+@pytest.mark.parametrize("check_name", [
+    "check_no_attributes_set_in_init", "check_parameters_default_constructible",
+    "check_get_params_invariance", "check_set_params", "check_estimator_repr",
+    "check_estimator_cloneable", "check_valid_tag_types", "check_estimator_tags_renamed",
+    "check_do_not_raise_errors_in_init_or_set_params"])
+def test_data_free_estimator_checks(cls, check_name):
+    """check_estimator skips estimators without 2-D array input; its checks that need no
+    tabular data still apply."""
+    from sklearn.utils import estimator_checks
+
+    est = cls(**cls._get_test_params()[0])
+    getattr(estimator_checks, check_name)(cls.__name__, est)
+
+
+def test_transformer_api_fit_transform_and_feature_names():
+    X, _ = SemanticInfoGainScorer._get_smoke_data()
+    sc = SemanticInfoGainScorer(**SemanticInfoGainScorer._get_test_params()[0])
+    out = sc.fit_transform(X)
+    assert out.shape == (len(X), 1) and out.dtype == np.float64
+    assert sc.get_feature_names_out().tolist() == ["info_gain"]
+    rr = InfoGainReranker(**InfoGainReranker._get_test_params()[0])
+    import pandas as pd
+
+    df = pd.DataFrame(InfoGainReranker._get_smoke_data()[0])
+    np.testing.assert_array_equal(rr.fit(df).transform(df), rr.transform(df.to_dict("records")))
+    with pytest.raises(Exception, match="not fitted"):
+        SemanticInfoGainScorer(TableGenerator({})).belief_state(Q)
