@@ -22,7 +22,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from sklearn_icml26.datasets import load_btheb
-from sklearn_icml26.treatment_effects import LongitudinalRegressionAdjuster
+from sklearn_icml26.treatment_effects import (
+    LongitudinalEffectDisplay,
+    LongitudinalRegressionAdjuster,
+)
 
 data = load_btheb()
 print(data.X.shape, data.y.shape, "dropouts per visit:", np.isnan(data.y).sum(axis=0))
@@ -40,20 +43,10 @@ print(summary[["estimate", "std_err", "band_lower", "band_upper", "dim", "lin",
 # they answer a different question under dropout (the effect among completers). Negative values
 # mean lower depression scores with the therapy.
 months = np.array([2, 4, 6, 8])
-fig, ax = plt.subplots(figsize=(7, 4))
-ax.fill_between(months, summary["band_lower"], summary["band_upper"], color="C0", alpha=0.15,
-                label="ours: 95% uniform band")
-ax.errorbar(months, summary["estimate"], yerr=1.96 * summary["std_err"], fmt="o-", color="C0",
-            capsize=4, label="ours: estimate, 95% pointwise CI")
-ax.errorbar(months + 0.15, summary["lin"], yerr=1.96 * summary["lin_se"], fmt="s--",
-            color="C1", capsize=4, label="Lin (HC2), completers")
-ax.errorbar(months - 0.15, summary["dim"], yerr=1.96 * summary["dim_se"], fmt="^:",
-            color="C2", capsize=4, label="difference in means, completers")
-ax.axhline(0, color="grey", lw=0.8)
-ax.set_xticks(months)
-ax.set_xlabel("months after randomisation")
-ax.set_ylabel("effect on BDI (points)")
-ax.set_title("Beat the Blues vs treatment as usual")
-ax.legend(fontsize=8, loc="lower left")
-fig.tight_layout()
+disp = LongitudinalEffectDisplay.from_estimator(est, periods=months, anchors=("lin", "dim"),
+                                                xlabel="months after randomisation",
+                                                ylabel="effect on BDI (points)")
+disp.ax_.set_title("Beat the Blues vs treatment as usual (anchors: completers)")
+disp.figure_.set_size_inches(7, 4)
+disp.figure_.tight_layout()
 plt.show()
