@@ -173,9 +173,10 @@ def main(argv=None):
     parser.add_argument("--model-home", default=None,
                         help="data home holding smollm2/ (default: the data home)")
     args = parser.parse_args(argv)
-    import torch
+    if not args.quick:  # the quick run needs no torch (table generator, hashing embedder)
+        import torch
 
-    torch.set_num_threads(1)
+        torch.set_num_threads(1)
     start = time.perf_counter()
 
     def log(msg):
@@ -199,7 +200,8 @@ def main(argv=None):
                                             cache=cache, random_state=0, **params).fit()
                for name, params, _ in VARIANTS}
     bm25 = {}
-    for conv, grp in data.turns.groupby("conversation"):
+    needed = {it["conversation"] for it in items}
+    for conv, grp in data.turns[data.turns.conversation.isin(needed)].groupby("conversation"):
         ix = IncrementalBM25()
         for dia, text in zip(grp.dia_id, grp.formatted, strict=True):
             ix.add(text, doc_id=dia)
