@@ -224,7 +224,7 @@ def bench_krumsiek(quick, seeds, epochs, use_scanpy):
     y, fate = data.target, data.target > 0
     rows = []
     ward, _ = _ward_row("krumsiek11", "Ward (z-scored)", X, y, 5)
-    # Ward's 4-cut is fitted on the 320 fate rows (the spec's measured 1.000); HDTree's is the
+    # Ward's 4-cut is fitted on the 320 fate rows (its reference value: 1.000); HDTree's is the
     # 4-cut of its tree fitted on all 640 rows, read on the fate rows
     w4 = AgglomerativeClustering(linkage="ward", n_clusters=4).fit_predict(X[fate])
     ward["fate4_ACC"] = cluster_accuracy(y[fate], w4)
@@ -287,8 +287,8 @@ def _mean_of(rows, dataset, col):
 
 
 def _targets(rows, device):
-    """The spec's section-7 targets, checked on the HDTree rows (means over seeds)."""
-    spec = [("digits: 10-leaf dendrogram purity (mean over seeds)", "digits", "DP", 0.78),
+    """The targets of this benchmark, checked on the HDTree rows (means over seeds)."""
+    bounds = [("digits: 10-leaf dendrogram purity (mean over seeds)", "digits", "DP", 0.78),
             ("digits: ACC of the 10-cut (mean over seeds)", "digits", "ACC", 0.85),
             ("paul15: branch ACC (2-cut, Ery vs myeloid)", "paul15", "branch_ACC", 0.95),
             ("paul15: 7-cut dendrogram purity", "paul15", "DP", 0.75),
@@ -298,7 +298,7 @@ def _targets(rows, device):
             ("krumsiek11: 5-cut ACC", "krumsiek11", "ACC", 0.80),
             ("krumsiek11: Spearman with time", "krumsiek11", "rho", 0.85)]
     out = []
-    for text, dataset, col, bound in spec:
+    for text, dataset, col, bound in bounds:
         value = _mean_of(rows, dataset, col)
         if value is not None:
             out.append({"target": text, "spec": f">= {bound}", "measured": value,
@@ -385,7 +385,7 @@ def main(argv=None):
     print(f"\nwrote {path} in {time.perf_counter() - start:.0f} s")
 
 
-# The spec asks for 3 seeds on digits; Paul15 and krumsiek11 run seed 0.
+# The protocol asks for 3 seeds on digits; Paul15 and krumsiek11 run seed 0.
 SEEDS = [0, 1, 2]
 # estimator settings shared by every HDTree fit of the run (the device)
 EXTRA = {}

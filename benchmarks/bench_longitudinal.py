@@ -73,8 +73,8 @@ REP_SECONDS_OURS_ONLY = {"B": 135.0, "D": 80.0}
 
 # findings of development-machine studies, recorded with every full run
 STUDY_NOTES = [
-    ("Development-machine study, variance (setting A): our SE is the spec's sqrt(mean_i "
-     "psi_i(t)^2 / n) with every augmentation term in psi. At 200 local reps the Monte-"
+    ("Development-machine study, variance (setting A): our SE is the influence-function SE "
+     "sqrt(mean_i psi_i(t)^2 / n) with every augmentation term in psi. At 200 local reps the Monte-"
      "Carlo sd matches the mean SE at every period (t = 4..6: sd 0.045/0.043/0.045 vs mean"
      " SE 0.043/0.041/0.045); an earlier 8-rep sd of 0.019/0.017/0.030 was a small-sample "
      "fluke shared by every method on those data sets (Lin's sd 0.017/0.018/0.030 there; "
@@ -90,7 +90,7 @@ STUDY_NOTES = [
      "20000 sequential units); only the explained part gains from the earlier weights "
      "1/pi_s. On the generator's linear system (dynamics='linear', outcome='linear', same "
      "n, T, d, design) the share is 1-3.5% and the ratio at t = 4, 5, 6 is 0.86, 0.82, "
-     "0.79 (10 reps), the size of the spec's prototype figures (0.86, 0.85, 0.84)."),
+     "0.79 (10 reps), the size of a reference prototype's figures (0.86, 0.85, 0.84)."),
     ("Development-machine study, setting B width ratio (target <= 0.6 at t >= 2): the "
      "efficiency bound is far below the target - the AIPW estimator with the true "
      "E[Y_t | X_0, arm] (nested Monte Carlo from the generator, "
@@ -346,7 +346,7 @@ def _protocol_text(protocol):
 
 
 def _targets(setting, detail, T):
-    """The spec's targets for ours (simulate): (name, value, passed)."""
+    """The benchmark's targets for ours (simulate): (name, value, passed)."""
     ours = detail[OURS]
     lin = detail["Lin (OLS, HC2; statsmodels)"]
     ratio = ours["width"] / lin["width"]
@@ -457,7 +457,7 @@ def _settings_order(settings):
 def main(argv=None):
     parser = benchmark_parser(__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=None,
-                        help="replications of every setting (default: the spec's 200/50)")
+                        help="replications of every setting (default: the full protocol's 200/50)")
     parser.add_argument("--reps-linear", type=int, default=None, help="replications of A, C")
     parser.add_argument("--reps-flexible", type=int, default=None, help="replications of B, D")
     parser.add_argument("--settings", default=None, help="subset, e.g. 'AC'")
@@ -576,7 +576,7 @@ def main(argv=None):
                 "n_mc": {"linear": n_mc[False], "flexible": n_mc[True]},
                 "doubleml": use_doubleml, "n_jobs": args.n_jobs,
                 "time_budget_s": args.time_budget,
-                "spec_reps": {s: SETTINGS[s]["reps"] for s in settings},
+                "full_protocol_reps": {s: SETTINGS[s]["reps"] for s in settings},
                 "total_seconds": round(time.perf_counter() - start, 1)}
 
     def write(rows, targets, status):
@@ -703,8 +703,8 @@ def main(argv=None):
     short = [s for s in settings if done_reps.get(s, 0) < SETTINGS[s]["reps"]]
     if short and not args.quick:
         notes.append("Reduced protocol: " + ", ".join(
-            f"{s} {done_reps.get(s, 0)} reps" for s in short) + " (spec: 200 in A/C, 50 in "
-            "B/D); per-period coverage at r replications has sd sqrt(0.95*0.05/r).")
+            f"{s} {done_reps.get(s, 0)} reps" for s in short) + " (full protocol: 200 in A/C, "
+            "50 in B/D); per-period coverage at r replications has sd sqrt(0.95*0.05/r).")
     path = write_all("complete run")
     print(f"\nwrote {path} in {time.perf_counter() - start:.0f} s")
     return 0

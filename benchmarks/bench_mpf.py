@@ -18,8 +18,8 @@ interrupted run keeps what finished. On a GPU machine::
 
 ``--methods anchors`` runs only the Open3D rows (CPU); ``--merge A.json B.json`` joins the rows
 of several runs (later files win on the same dataset, noise and method) and re-checks the
-targets; ``--time-one-fit`` times one default MPF fit on this machine (the spec's
-"<= 5 min per fit on 2 cores" is measured that way, on the 2-core machine). The row
+targets; ``--time-one-fit`` times one default MPF fit on this machine (the speed
+target "<= 5 min per fit on 2 cores" is measured that way, on the 2-core machine). The row
 ``MPFSurface[extract_mesh memory, resolution=R]`` (``--memory-resolution R``, default 512;
 1024 on a GPU machine; 0 skips it) times one ``extract_mesh`` at resolution R of a small fit
 (widths 16, 2 epochs: the network's size does not change the grid's memory) and records its
@@ -266,8 +266,8 @@ def targets(rows):
     for r in rows:
         by.setdefault((r["dataset"], r["noise"]), {})[r["method"]] = r
 
-    def add(target, spec, measured, met):
-        checks.append({"target": target, "spec": spec, "measured": float(measured),
+    def add(target, goal, measured, met):
+        checks.append({"target": target, "spec": goal, "measured": float(measured),
                        "met": bool(met)})
 
     for (name, noise), m in by.items():
@@ -326,7 +326,7 @@ NOTES = [
     "Debian's libusb-1.0-0) are absent when open3d does not import; the targets that need "
     "them are then not checked.",
     "Each row's `hardware` says where it was computed. Fit seconds of GPU rows are not the "
-    "spec's 2-core seconds; the 2-core speed target uses the `MPFSurface[timing ...]` row, "
+    "2-core seconds of the speed target; that target uses the `MPFSurface[timing ...]` row, "
     "one default fit timed alone on the 2-core CPU machine (shared with other jobs: an "
     "upper bound).",
     "peak_memory_mb = peak resident memory of the process that fitted and extracted "
@@ -351,10 +351,11 @@ def write(path, rows, quick, protocol, notes, name="mpf"):
 def main(argv=None):
     parser = benchmark_parser(__doc__.splitlines()[0])
     parser.add_argument("--max-epochs", type=int, default=100,
-                        help="epochs per fit (spec default 100 = 2000 steps on 20000 points)")
+                        help="epochs per fit (default 100 = 2000 steps on 20000 points, as in "
+                             "the full protocol)")
     parser.add_argument("--resolution", type=int, default=128, help="marching-cubes grid")
     parser.add_argument("--extra-resolution", type=int, nargs="*", default=[],
-                        help="also extract at these resolutions (spec: 192 in the full run)")
+                        help="also extract at these resolutions (192 in the full protocol)")
     parser.add_argument("--memory-resolution", type=int, default=None,
                         help="resolution of the extract_mesh memory row (default 512, "
                              "--quick 64; 0 skips it)")
@@ -505,7 +506,7 @@ def main(argv=None):
         print(f"\n### noise = {noise}\n")
         print(markdown_table([r for r in rows if r["noise"] == noise], COLUMNS))
     print()
-    print(markdown_table(checks, ["target", "spec", "measured", "met"]))
+    print(markdown_table(checks, ["target", "spec", "measured", "met"], headers={"spec": "goal"}))
     print(f"\n{sum(c['met'] for c in checks)} of {len(checks)} targets met")
     print(f"\nwrote {path} in {time.perf_counter() - start:.0f} s")
     return 0

@@ -5,7 +5,7 @@ estimator's variance is bounded below by that of the AIPW estimator whose augmen
 the true ``q*_t(x0, a) = E[Y_t | X_0 = x0, arm a]``. This study computes ``q*`` for every unit
 by nested Monte Carlo from the generator itself (``--inner`` paths per unit and arm) and
 prints the oracle's standard error per period divided by Lin's HC2 standard error on the same
-data sets (seeds of setting B's replications). It shows how far the spec's width-ratio target
+data sets (seeds of setting B's replications). It shows how far the benchmark's width-ratio target
 (<= 0.6 at t >= 2) is from what a perfect outcome model achieves, separating the limits of
 the nuisance learners at n = 1000 from those of the method.
 

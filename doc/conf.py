@@ -79,14 +79,15 @@ def _escape(text):
     return re.sub(r"([\\|*`_])", r"\\\1", text)
 
 
-def _list_table(rows, columns):
+def _list_table(rows, columns, headers=None):
     from sklearn_icml26.utils._benchmark import format_cell
 
     def cell(value):
         return _escape(format_cell(value))
 
     lines = [".. list-table::", "   :header-rows: 1", ""]
-    for values in [columns] + [[row.get(c, "") for c in columns] for row in rows]:
+    shown = [(headers or {}).get(c, c) for c in columns]
+    for values in [shown] + [[row.get(c, "") for c in columns] for row in rows]:
         lines.append("   * - " + cell(values[0]))
         lines += [f"     - {cell(v)}" for v in values[1:]]
     return lines + [""]
@@ -99,7 +100,12 @@ def _write_benchmarks_page():
     results are not committed yet), so user-guide pages can ``.. include:: ../_bench/<name>.rst``
     and no number is ever copied by hand.
     """
-    from sklearn_icml26.utils._benchmark import RESULTS_DIR, load_results
+    from sklearn_icml26.utils._benchmark import (
+        RESULTS_DIR,
+        TARGET_COLUMNS,
+        TARGET_HEADERS,
+        load_results,
+    )
 
     results = load_results()
     names = sorted({p.stem.removeprefix("bench_") for p in RESULTS_DIR.parent.glob("bench_*.py")}
@@ -115,8 +121,8 @@ def _write_benchmarks_page():
             if payload.get("protocol"):
                 lines += [f"Protocol: {_escape(payload['protocol'])}", ""]
             if payload.get("targets"):
-                lines += ["Targets of the spec:", ""]
-                lines += _list_table(payload["targets"], ["target", "spec", "measured", "met"])
+                lines += ["Targets of this benchmark:", ""]
+                lines += _list_table(payload["targets"], TARGET_COLUMNS, TARGET_HEADERS)
             lines += ["All rows:", ""]
             lines += _list_table(rows, list(dict.fromkeys(k for row in rows for k in row)))
             lines += [f"* {_escape(note)}" for note in payload.get("notes", [])] + [""]

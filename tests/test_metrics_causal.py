@@ -82,6 +82,6 @@ def test_resit_std_tuebingen():
     s = b.scores["RESIT_std"]
     assert weighted_accuracy(b.direction, s, sample_weight=b.weight) == pytest.approx(
         .5717, abs=5e-5)
-    # ten pairs score exactly 0 here, so the AUDRC depends on the tie order; the spec quotes
-    # .7079 (the unweighted mean of the running accuracies); the weighted convention gives .7102
+    # ten pairs score exactly 0 here, so the AUDRC depends on the tie order; the reference
+    # value .7079 is the unweighted mean of the running accuracies; the weighted one gives .7102
     assert audrc(b.direction, s, sample_weight=b.weight) == pytest.approx(.7102, abs=5e-5)

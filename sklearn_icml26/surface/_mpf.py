@@ -10,7 +10,7 @@ Training runs on the package's skorch adapter (:class:`~sklearn_icml26.base.Torc
 each training "sample" is one input point with its neighbourhood scale (and normal); the module's
 training forward draws the near-surface and free-space points of the step, evaluates the fields
 and their input gradients (``create_graph``) and returns them in a dict that the criterion turns
-into the weighted sum of the spec's loss terms.
+into the weighted sum of the method's loss terms.
 """
 
 import copy
@@ -235,7 +235,7 @@ def _abs_cos(a, b):
 
 
 class _MPFCriterion(nn.Module):
-    """The spec's weighted loss terms from the training forward's dict.
+    """The method's weighted loss terms from the training forward's dict.
 
     The step's loss mixes the batch S with freshly drawn near (N) and free (F) points, so it is
     not a sum over input points: every sample of the batch carries the step total, and the
@@ -454,7 +454,7 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
         (``zero`` 3000, ``far`` 100, ``metric`` 300, ``eikonal`` 50, ``align`` 10,
         ``normal`` 100, ``laplacian`` 1, ``phase`` 50).
     align_magnitude : float, default=1.0
-        Weight kappa of ``||theta| - r|`` inside the align term (the spec's 10 pulled
+        Weight kappa of ``||theta| - r|`` inside the align term (the original 10 pulled
         ``|theta|`` towards the flat bottom of ``r`` next to the surface and moved the zero
         set: open_cylinder, 600 steps, CD-L1 0.0096 with kappa 10, 0.0069 with 1, 0.0081
         with 0).
@@ -482,7 +482,7 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
         Peak learning rate (the warm start uses 5 x lr).
     lr_schedule : {"cosine", "constant"}, default="cosine"
         ``"cosine"`` decays the learning rate from ``lr`` to ``lr / 100`` by a half cosine
-        over the training steps; ``"constant"`` keeps ``lr``. (The spec's constant 2e-4
+        over the training steps; ``"constant"`` keeps ``lr``. (The original constant 2e-4
         left the zero set short of the points: open_cylinder, 2000 steps, CD-L1 0.0068 with
         constant 2e-4, 0.0042 with cosine from 1e-3; the sampling floor is 0.0040.)
     optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
@@ -1124,7 +1124,7 @@ default="adam"
         :func:`skimage.measure.marching_cubes`. ``trim="metric"`` keeps a face iff
         ``r(centroid) < tau``; ``"points"`` iff the centroid lies within
         ``max(2 h, voxel)`` of an input point; ``None`` keeps all; ``"auto"`` is
-        ``"points"`` for ``field="mpf"`` and ``None`` otherwise. (The spec's ``"metric"``
+        ``"points"`` for ``field="mpf"`` and ``None`` otherwise. (The original ``"metric"``
         default left surface beyond open boundaries in all six benchmark cases: ``r`` is
         flat next to the surface, so it stays below ``tau`` there; the benchmark reports
         both.)

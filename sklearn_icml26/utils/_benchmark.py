@@ -21,6 +21,9 @@ __all__ = ["Measurement", "benchmark_parser", "format_cell", "machine_info", "ma
            "use_workspace_data_home", "write_results"]
 
 RESULTS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+# the columns of a targets table and their displayed headers (the ``spec`` key is the goal)
+TARGET_COLUMNS = ["target", "spec", "measured", "met"]
+TARGET_HEADERS = {"spec": "goal"}
 
 
 @dataclass
@@ -105,8 +108,9 @@ def write_results(name, rows, quick, path=None, *, targets=None, protocol=None, 
     path : str or path-like, default=None
         Where to write; default ``benchmarks/results/<name>[_quick].json``.
     targets : list of dict, default=None
-        The spec's targets checked on this run, each ``{"target": str, "measured": float,
-        "met": bool, "spec": str}``; the README's summary shows them.
+        The benchmark's targets checked on this run, each ``{"target": str, "measured": float,
+        "met": bool, "spec": str}`` (``spec``: the goal, e.g. ``">= 0.8"`` or a published
+        value); the README's summary shows them.
     protocol : str, default=None
         What was run (data, settings, and how ``--quick`` or a reduced run differs).
     notes : list of str, default=None
@@ -161,7 +165,7 @@ def format_cell(value, floatfmt=".4g"):
     return str(value)
 
 
-def markdown_table(rows, columns=None, floatfmt=".4g"):
+def markdown_table(rows, columns=None, floatfmt=".4g", headers=None):
     """Render result rows as a markdown table.
 
     Parameters
@@ -172,6 +176,8 @@ def markdown_table(rows, columns=None, floatfmt=".4g"):
         Columns in order; default: the union of the rows' keys in first-seen order.
     floatfmt : str, default=".4g"
         Format of floats.
+    headers : dict of str to str, default=None
+        Displayed header of a column, by column name; default: the column name itself.
 
     Returns
     -------
@@ -184,7 +190,8 @@ def markdown_table(rows, columns=None, floatfmt=".4g"):
     def cell(value):
         return format_cell(value, floatfmt).replace("|", "\\|")
 
-    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
+    shown = [(headers or {}).get(c, c) for c in columns]
+    lines = ["| " + " | ".join(shown) + " |", "|" + "|".join("---" for _ in columns) + "|"]
     lines += ["| " + " | ".join(cell(row.get(c)) for c in columns) + " |" for row in rows]
     return "\n".join(lines)
 
@@ -259,8 +266,9 @@ def load_results(results_dir=None):
 def render_tables(results):
     """The README's summary of every benchmark, one section each.
 
-    A benchmark that records the spec's targets (``targets``) is summarised by them (target,
-    spec, measured, met); otherwise by all its rows. The full tables are in the docs.
+    A benchmark that records its targets (``targets``) is summarised by them (target, goal,
+    measured, met; the goal is the ``spec`` key of a target); otherwise by all its rows. The
+    full tables are in the docs.
 
     Parameters
     ----------
@@ -284,7 +292,7 @@ def render_tables(results):
         parts.append(f"{what}; {len(rows)} (dataset, method) rows in "
                      f"`benchmarks/results/{name}.json`; {machine.get('cpu_count', '?')} CPUs.\n")
         if targets:
-            parts.append(markdown_table(targets, ["target", "spec", "measured", "met"]) + "\n")
+            parts.append(markdown_table(targets, TARGET_COLUMNS, headers=TARGET_HEADERS) + "\n")
         else:
             parts.append(markdown_table(rows) + "\n")
     return "\n".join(parts)

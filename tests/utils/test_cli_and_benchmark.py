@@ -128,6 +128,20 @@ def test_result_file_shape(tmp_path):
     assert table.splitlines()[0].startswith("| dataset | method | score")
 
 
+def test_targets_table_shows_the_spec_key_as_goal():
+    from sklearn_icml26.utils._benchmark import render_tables
+
+    targets = [{"target": "accuracy", "spec": ">= 0.8", "measured": 0.9, "met": True}]
+    payload = {"machine": {"cpu_count": 2}, "rows": [{"dataset": "d", "method": "m"}],
+               "targets": targets}
+    lines = render_tables({"toy": payload}).splitlines()
+    assert "1 of 1 targets met" in lines[2]
+    assert lines[4] == "| target | goal | measured | met |"
+    assert lines[6].startswith("| accuracy | >= 0.8 | 0.9 |")
+    # other columns keep their names; a header mapping renames only what it names
+    assert markdown_table(targets, ["target", "spec"]).splitlines()[0] == "| target | spec |"
+
+
 def test_committed_results_have_the_shared_shape():
     for path in sorted(cli.BENCHMARK_DIR.glob("results/*.json")):
         if path.stem.endswith("_quick"):  # local --quick runs, not committed
