@@ -631,3 +631,19 @@ def test_transformer_api_fit_transform_and_feature_names():
     np.testing.assert_array_equal(rr.fit(df).transform(df), rr.transform(df.to_dict("records")))
     with pytest.raises(Exception, match="not fitted"):
         SemanticInfoGainScorer(TableGenerator({})).belief_state(Q)
+
+
+def test_smollm2_missing_file_and_missing_packages_are_clear(tmp_path, monkeypatch):
+    import sys
+
+    from sklearn_icml26.retrieval import fetch_smollm2
+
+    with pytest.raises(OSError, match="download_if_missing=False; put the file"):
+        fetch_smollm2(tmp_path, download_if_missing=False)
+    monkeypatch.setitem(sys.modules, "gguf", None)
+    gen = SmolLM2Generator(model_path=tmp_path / "model.gguf")
+    with pytest.raises(ImportError, match="transformers, gguf and accelerate"):
+        gen([build_prompt("Q?")], 2, 0)
+    with pytest.raises(ValueError, match="temperature must be a number > 0"):
+        SmolLM2Generator(temperature=0)([build_prompt("Q?")], 2, 0)
+    assert pickle.loads(pickle.dumps(gen)).model_path == gen.model_path
