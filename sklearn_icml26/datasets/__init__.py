@@ -84,3 +84,11 @@ __all__ += ["LOCOMO_CATEGORY_NAMES", "load_locomo"]
 from ._memory_stream import make_memory_stream  # noqa: E402
 
 __all__ += ["make_memory_stream"]
+
+from ._sensor_streams import (  # noqa: E402
+    load_air_quality,
+    load_basic_motions,
+    make_sensor_outages,
+)
+
+__all__ += ["load_air_quality", "load_basic_motions", "make_sensor_outages"]

@@ -1,0 +1,260 @@
+"""NeuroMambaImputer: scan and gate against closed forms and reference libraries, planted
+dynamics, output guarantees, metadata routing, bad input."""
+
+import numpy as np
+import pytest
+import torch
+from scipy.signal import lfilter
+from sklearn import config_context
+from sklearn.base import clone
+from sklearn.linear_model import Ridge
+from sklearn.pipeline import make_pipeline
+
+from sklearn_icml26.imputation import NeuroMambaImputer
+from sklearn_icml26.imputation._neuromamba import (
+    _lif_gate,
+    _MambaBlock,
+    _selective_scan,
+    _spike,
+    _window_index,
+)
+
+torch.set_num_threads(1)
+
+TINY = dict(d_model=8, d_state=4, n_layers=1, window=16, max_epochs=2, random_state=0)
+
+
+def _stream(n=160, seed=0):
+    t = np.arange(n, dtype=float)
+    rng = np.random.default_rng(seed)
+    X = np.c_[np.sin(t / 6), np.sin(t / 6) + 0.1 * rng.normal(size=n), np.cos(t / 9)]
+    X[rng.random(X.shape) < 0.1] = np.nan
+    return X
+
+
+# -- selective scan ------------------------------------------------------------------------------
+def test_scan_equals_first_order_iir_filter():
+    rng = np.random.default_rng(0)
+    length, channels = 50, 3
+    u = rng.normal(size=(1, length, channels))
+    dt = np.array([0.05, 0.3, 1.0])  # fixed step per channel
+    A = -np.array([[1.0], [2.0], [0.5]])  # d_state = 1
+    delta = np.broadcast_to(dt, u.shape).copy()
+    ones = np.ones((1, length, 1))
+    y = _selective_scan(*(torch.as_tensor(a) for a in (u, delta, A, ones, ones)),
+                        torch.zeros(channels, dtype=torch.float64)).numpy()
+    for c in range(channels):  # q_t = a q_{t-1} + dt u_t, a = exp(dt A)
+        expected = lfilter([dt[c]], [1.0, -np.exp(dt[c] * A[c, 0])], u[0, :, c])
+        np.testing.assert_allclose(y[0, :, c], expected, atol=1e-6)
+
+
+def test_mamba_block_matches_mambapy():
+    mambapy = pytest.importorskip("mambapy.mamba", reason="mambapy (test extra) is the "
+                                  "reference selective scan")
+    torch.manual_seed(0)
+    config = mambapy.MambaConfig(d_model=8, n_layers=1, d_state=4, expand_factor=2, d_conv=4,
+                                 pscan=False)
+    ref = mambapy.MambaBlock(config).double()
+    ours = _MambaBlock(8, 4, 2, 4).double()
+    missing = ours.load_state_dict(ref.state_dict(), strict=True)
+    assert not missing.missing_keys
+    x = torch.randn(3, 20, 8, dtype=torch.float64)
+    np.testing.assert_allclose(ours(x).detach().numpy(), ref(x).detach().numpy(), atol=1e-10)
+
+
+# -- LIF gate ----------------------------------------------------------------------------------
+def test_lif_known_trajectory_and_surrogate_gradient():
+    c = torch.full((1, 5), 0.5, dtype=torch.float64)
+    spikes, v = _lif_gate(c, 0.9, 1.0, 10.0)
+    np.testing.assert_allclose(v[0, :3].numpy(), [0.5, 0.95, 1.355], atol=1e-12)
+    assert spikes[0].tolist()[:3] == [0.0, 0.0, 1.0]  # first spike at t = 3
+    # after the spike the membrane drops by the threshold: 0.9 * 1.355 + 0.5 - 1
+    np.testing.assert_allclose(v[0, 3].item(), 0.7195, atol=1e-12)
+    for shift, grad in [(0.0, 1.0), (0.1, 0.25), (-0.1, 0.25)]:
+        vv = torch.tensor([1.0 + shift], dtype=torch.float64, requires_grad=True)
+        _spike(vv, 1.0, 10.0).sum().backward()
+        np.testing.assert_allclose(vv.grad.item(), grad, rtol=1e-12)
+
+
+def test_lif_membrane_gradcheck():
+    torch.manual_seed(0)
+    c = (0.3 * torch.randn(2, 12, 3, dtype=torch.float64)).requires_grad_()
+
+    def membrane_and_soft_spike(c):
+        _, v = _lif_gate(c, 0.9, 1.0, 10.0)
+        return v, torch.sigmoid(10.0 * (v - 1.0))
+
+    assert torch.autograd.gradcheck(membrane_and_soft_spike, (c,))
+
+
+def test_lif_matches_snntorch():
+    snntorch = pytest.importorskip("snntorch", reason="snntorch (test extra) is the reference "
+                                   "LIF neuron")
+    from snntorch import surrogate
+
+    torch.manual_seed(0)
+    c = torch.randn(30, 4) * 0.8 + 0.3
+    neuron = snntorch.Leaky(beta=0.9, threshold=1.0, reset_mechanism="subtract",
+                            spike_grad=surrogate.fast_sigmoid(slope=10))
+    mem = neuron.init_leaky()
+    ref_s, ref_v = [], []
+    for t in range(c.shape[0]):
+        s, mem = neuron(c[t], mem)
+        ref_s.append(s)
+        ref_v.append(mem)
+    spikes, v = _lif_gate(c[None], 0.9, 1.0, 10.0)
+    np.testing.assert_allclose(v[0].numpy(), torch.stack(ref_v).detach().numpy(), atol=1e-6)
+    np.testing.assert_array_equal(spikes[0].numpy(), torch.stack(ref_s).detach().numpy())
+    assert spikes.sum() > 5  # the comparison covers resets
+    # the surrogate: snntorch's fast sigmoid gradient at v - theta = 0.1
+    vv = torch.tensor([1.1], requires_grad=True)
+    surrogate.fast_sigmoid(slope=10)(vv - 1.0).sum().backward()
+    np.testing.assert_allclose(vv.grad.item(), 0.25, rtol=1e-6)
+
+
+# -- windows -----------------------------------------------------------------------------------
+def test_windows_cover_every_row_and_never_cross_series():
+    series = [np.arange(0, 30), np.arange(30, 35), np.arange(35, 100)]
+    index = _window_index(series, 12, 5)
+    valid = index[index >= 0]
+    assert set(valid.tolist()) == set(range(100))
+    for row in index:
+        ids = {next(k for k, s in enumerate(series) if r in s) for r in row if r >= 0}
+        assert len(ids) == 1
+    assert (index == -1).sum() == 12 - 5  # the 5-row series is padded
+
+
+# -- estimator ---------------------------------------------------------------------------------
+def test_planted_linear_dynamic_gap_is_recovered():
+    t = np.arange(160, dtype=float)
+    x = 0.01 * t
+    X = np.c_[x, x]  # a fully observed twin
+    X[70:80, 0] = np.nan
+    imp = NeuroMambaImputer(window=32, stride=4, d_model=16, d_state=4, n_layers=1,
+                            max_epochs=30, batch_size=8, lr=1e-2, random_state=0).fit(X)
+    out = imp.transform(X)
+    mae_sd = np.abs(out[70:80, 0] - x[70:80]).mean() / x.std()
+    assert mae_sd < 0.05
+    # a fill that ignores both the twin and the time context is far off (the column mean)
+    assert np.abs(np.nanmean(X[:, 0]) - x[70:80]).mean() / x.std() > 0.05
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_output_has_no_nan_and_observed_entries_are_unchanged(dtype):
+    X = _stream().astype(dtype)
+    imp = NeuroMambaImputer(**TINY).fit(X)
+    out = imp.transform(X)
+    assert out.shape == X.shape and out.dtype == dtype
+    assert not np.isnan(out).any()
+    obs = ~np.isnan(X)
+    np.testing.assert_array_equal(out[obs], X[obs])
+    assert imp.gate_rate_.shape == (3,) and imp.reconstruction_error_.shape == (3,)
+    assert imp.n_iter_ == 2 and imp.loss_curve_.shape == (2,)
+
+
+def test_rectify_observed_replaces_flagged_values_only():
+    X = _stream()
+    imp = NeuroMambaImputer(rectify_observed=True, **TINY).fit(X)
+    # force the gate to fire everywhere: every observed value is replaced by the reconstruction
+    with torch.no_grad():
+        imp.net_.module_.gate_bias.fill_(5.0)
+    flags = imp.predict_corruption(X)
+    obs = ~np.isnan(X)
+    np.testing.assert_array_equal(flags, obs)
+    out = imp.transform(X)
+    assert not np.isnan(out).any()
+    assert np.all(out[obs] != X[obs])
+    plain = clone(imp).set_params(rectify_observed=False).fit(X)
+    with torch.no_grad():
+        plain.net_.module_.gate_bias.fill_(5.0)
+    np.testing.assert_array_equal(plain.transform(X)[obs], X[obs])
+
+
+def test_gate_learns_to_flag_impulses():
+    rng = np.random.default_rng(0)
+    t = np.arange(600, dtype=float)
+    X = np.c_[np.sin(t / 8), np.cos(t / 8)] + 0.02 * rng.normal(size=(600, 2))
+    imp = NeuroMambaImputer(window=32, d_model=16, d_state=4, n_layers=1, max_epochs=25,
+                            batch_size=8, lr=1e-2, lambda_gate=1.0,
+                            corruption={"p_impulse": 0.05}, random_state=0).fit(X)
+    Xc = X.copy()
+    where = rng.random(X.shape) < 0.02
+    Xc[where] += 5 * X.std(axis=0)[None].repeat(600, 0)[where] * rng.choice([-1, 1],
+                                                                             where.sum())
+    flags = imp.predict_corruption(Xc)
+    recall = flags[where].mean()
+    false_rate = flags[~where].mean()
+    assert recall > 0.5 and false_rate < 0.05
+
+
+def test_same_seed_same_result_and_series_id_routing():
+    X = _stream(200)
+    sid = np.repeat([0, 1], 100)
+    a = NeuroMambaImputer(**TINY).fit(X, series_id=sid).transform(X, series_id=sid)
+    b = NeuroMambaImputer(**TINY).fit(X, series_id=sid).transform(X, series_id=sid)
+    np.testing.assert_array_equal(a, b)
+    c = NeuroMambaImputer(**{**TINY, "random_state": 1}).fit(X, series_id=sid).transform(
+        X, series_id=sid)
+    assert not np.array_equal(a, c)
+    with config_context(enable_metadata_routing=True):
+        imp = NeuroMambaImputer(**TINY).set_fit_request(series_id=True).set_transform_request(
+            series_id=True)
+        pipe = make_pipeline(imp, Ridge().set_fit_request(sample_weight=False)
+                             .set_score_request(sample_weight=False))
+        y = np.arange(200.0)
+        pipe.fit(X, y, series_id=sid)
+        np.testing.assert_array_equal(pipe[0].transform(X, series_id=sid), a)
+
+
+def test_in_pipeline_before_a_regressor_like_iterative_imputer():
+    rng = np.random.default_rng(0)
+    X = _stream(200)
+    y = np.nan_to_num(X[:, 0]) + 0.1 * rng.normal(size=200)
+    pipe = make_pipeline(NeuroMambaImputer(**TINY), Ridge()).fit(X, y)
+    pred = pipe.predict(X)
+    assert pred.shape == (200,) and np.all(np.isfinite(pred))
+
+
+def test_feature_groups_by_name_with_pandas():
+    pd = pytest.importorskip("pandas", reason="pandas input")
+    X = pd.DataFrame(_stream(), columns=["a", "b", "c"])
+    imp = NeuroMambaImputer(feature_groups=[["a", "b"], ["c"]], **TINY).fit(X)
+    assert [g.tolist() for g in imp.feature_groups_] == [[0, 1], [2]]
+    out = imp.set_output(transform="pandas").transform(X)
+    assert list(out.columns) == ["a", "b", "c"] and not out.isna().any().any()
+
+
+# -- bad input ---------------------------------------------------------------------------------
+def test_bad_input_errors_name_the_argument():
+    X = _stream()
+    imp = NeuroMambaImputer(**TINY)
+    Xi = X.copy()
+    Xi[3, 1] = np.inf
+    with pytest.raises(ValueError, match="X contains inf"):
+        imp.fit(Xi)
+    Xn = X.copy()
+    Xn[:, 2] = np.nan
+    with pytest.raises(ValueError, match=r"column 2 has no observed value; drop it"):
+        imp.fit(Xn)
+    with pytest.raises(ValueError, match=r"partition the 3 columns; column 2 is missing"):
+        clone(imp).set_params(feature_groups=[[0, 1]]).fit(X)
+    with pytest.raises(ValueError, match=r"partition the 3 columns; column 1 appears twice"):
+        clone(imp).set_params(feature_groups=[[0, 1], [1, 2]]).fit(X)
+    with pytest.raises(ValueError, match=r"feature_groups holds 7"):
+        clone(imp).set_params(feature_groups=[[0, 1], [2, 7]]).fit(X)
+    with pytest.raises(ValueError, match=r"series_id has 90 entries, X has 160 rows"):
+        imp.fit(X, series_id=np.zeros(90))
+    with pytest.raises(ValueError, match=r"window=16 is longer than every series"):
+        imp.fit(X, series_id=np.repeat(np.arange(16), 10))
+    with pytest.raises(ValueError, match=r"d_model=8 must be divisible by n_mix_heads=3"):
+        clone(imp).set_params(n_mix_heads=3).fit(X)
+    with pytest.raises(ValueError, match=r"corruption has unknown keys \['p_pont'\]"):
+        clone(imp).set_params(corruption={"p_pont": 0.1}).fit(X)
+
+
+def test_named_column_without_observations():
+    pd = pytest.importorskip("pandas", reason="pandas input")
+    X = pd.DataFrame(_stream(), columns=["CO_GT", "T", "NMHC_GT"])
+    X["NMHC_GT"] = np.nan
+    with pytest.raises(ValueError, match=r"column 2 \('NMHC_GT'\) has no observed value"):
+        NeuroMambaImputer(**TINY).fit(X)
