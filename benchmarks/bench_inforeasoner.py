@@ -211,7 +211,7 @@ def main(argv=None):
                     else "hashing cosine(question, passage)", "BM25 (conversation statistics)",
                     "question-passage token overlap", "answer presence (gold tokens in passage)"]
     per_q = {name: [] for name, _, _ in VARIANTS} | {n: [] for n in anchor_names}
-    seconds, calls, per_question = [], [], []
+    seconds, cpu_seconds, calls, per_question = [], [], [], []
     protocol = (
         f"{'QUICK: ' if args.quick else ''}LoCoMo single-hop questions with one evidence turn "
         f"({len(pool)}); {n_q} drawn with default_rng(0); candidates = evidence turn + "
@@ -227,13 +227,15 @@ def main(argv=None):
         "ties as 1/2. Intervals: 95 % percentile bootstrap over questions (1,000 resamples).",
         "Answer presence is gold-aware like the gold-conditioned IG rows; the entropy row "
         "and the relevance anchors (cosine, BM25, overlap) use no gold answer.",
-        "seconds_per_question: wall time of the 5 generator calls and all variants on a 2-core "
-        "machine shared with other jobs; the model load is excluded.",
+        "seconds_per_question: median wall time of the 5 generator calls and all variants on a "
+        "2-core machine shared with other jobs; cpu_seconds_per_question: the process's CPU "
+        "time for the same work (one torch thread), which the machine's load does not inflate; "
+        "the model load is excluded.",
         "Results keep numbers only: no question, passage or sample text.",
     ]
     path = None
     for qi, it in enumerate(items):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         calls0 = sum(s.n_generator_calls_ for s in scorers.values())
         rec = {"pool_index": it["pool_index"]}
         for name, _, gold in VARIANTS:
@@ -245,7 +247,7 @@ def main(argv=None):
             per_q[name].append(rank_metrics(g))
             rec[name] = [round(x, 6) for x in g]
         n_calls = sum(s.n_generator_calls_ for s in scorers.values()) - calls0
-        dt = time.perf_counter() - t0
+        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
         # anchors
         Z = embedder.transform([it["question"]] + it["passages"])
         cos = Z[1:] @ Z[0]
@@ -257,8 +259,10 @@ def main(argv=None):
         for name, s in zip(anchor_names, [cos, bm, overlap, presence], strict=True):
             per_q[name].append(rank_metrics(s))
         seconds.append(dt)
+        cpu_seconds.append(cpu)
         calls.append(n_calls)
-        rec["seconds"], rec["generator_calls"] = round(dt, 3), n_calls
+        rec["seconds"], rec["cpu_seconds"], rec["generator_calls"] = round(dt, 3), round(cpu, 3), \
+            n_calls
         per_question.append(rec)
         log(f"question {qi + 1}/{n_q}: {dt:.1f} s, {n_calls} generator calls, default IG AUC "
             f"{per_q[VARIANTS[0][0]][-1][2]:.2f}")
@@ -267,6 +271,7 @@ def main(argv=None):
             if r["method"].startswith("IG"):
                 r["method"] = f"{METHOD}: {r['method']}"
                 r["seconds_per_question"] = float(np.median(seconds))
+                r["cpu_seconds_per_question"] = float(np.median(cpu_seconds))
         tg = targets([dict(r, method=r["method"].removeprefix(f"{METHOD}: ")) for r in rows],
                      seconds, calls)
         path = write_results(NAME, rows, args.quick, args.output, targets=tg,
