@@ -27,9 +27,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 from scipy.stats import skew
 
-from sklearn_icml26.causal_discovery import SkewDCausalDiscoverer, score_pairs
+from sklearn_icml26.causal_discovery import (
+    CauseEffectDisplay,
+    DecisionRateDisplay,
+    SkewDCausalDiscoverer,
+    score_pairs,
+)
 from sklearn_icml26.datasets import load_cause_effect_baseline_scores, load_cause_effect_pairs
-from sklearn_icml26.metrics import audrc, weighted_accuracy
 
 warnings.simplefilter("ignore")  # ties in the station data: SkewD warns and goes on
 
@@ -46,23 +50,12 @@ print(f"truth: {'x -> y' if data.direction[0] == 1 else 'y -> x'}; "
 # histograms show the skewness the model absorbs.
 from scipy.stats import skewnorm
 
-Xs = (X - X.mean(axis=0)) / X.std(axis=0)
 fig, axes = plt.subplots(2, 2, figsize=(10, 7))
-directions = [("forward", 0, 1, "altitude → temperature"),
-              ("backward", 1, 0, "temperature → altitude")]
-for row, (key, cause, effect, label) in enumerate(directions):
+disp = CauseEffectDisplay.from_estimator(disc, X, axes=axes[:, 0],
+                                         feature_names=["altitude", "temperature"])
+Xs = disp.X  # the pair standardised as SkewD standardised it
+for row, (key, cause, effect) in enumerate([("forward", 0, 1), ("backward", 1, 0)]):
     est = disc.estimators_[key]
-    grid = np.linspace(Xs[:, cause].min(), Xs[:, cause].max(), 200)[:, None]
-    loc, scale = est.predict_location(grid), est.predict_scale(grid)
-    q05, q95 = (skewnorm.ppf(q, est.shape_, loc=loc, scale=scale) for q in (0.05, 0.95))
-    ax = axes[row, 0]
-    ax.scatter(Xs[:, cause], Xs[:, effect], s=6, alpha=0.5, color="grey")
-    ax.fill_between(grid[:, 0], q05, q95, alpha=0.2, label="5-95 % of the skew-normal")
-    ax.fill_between(grid[:, 0], loc - scale, loc + scale, alpha=0.35, label="location ± scale")
-    ax.plot(grid[:, 0], loc, label="location f")
-    ax.set(title=f"{label}: log-likelihood {est.log_likelihood(Xs[:, [cause]], Xs[:, effect]):.1f}",
-           xlabel="cause (standardised)", ylabel="effect (standardised)")
-    ax.legend(fontsize=7)
     r = est.residuals(Xs[:, [cause]], Xs[:, effect])
     ax = axes[row, 1]
     ax.hist(r, bins=40, density=True, alpha=0.6)
@@ -87,24 +80,10 @@ pos = {pid: i for i, pid in enumerate(base.pair_id)}
 qccd = base.scores["QCCD"][[pos[p] for p in data.pair_id[keep]]]
 
 
-def decision_rate_curve(y_true, score, weight):
-    order = np.argsort(-np.abs(score), kind="stable")
-    correct = (y_true * score > 0)[order]
-    cw = np.cumsum(weight[order])
-    return cw / cw[-1], np.cumsum(weight[order] * correct) / cw
-
-
 fig, ax = plt.subplots(figsize=(6, 4))
 for label, score in [("SkewD-IT", res.score_it), ("SkewD-LL", res.score_ll),
                      ("QCCD (published scores)", qccd)]:
-    rate, acc = decision_rate_curve(y, score, w)
-    ax.step(rate, acc, where="post",
-            label=f"{label}: acc {weighted_accuracy(y, score, sample_weight=w):.2f}, "
-                  f"AUDRC {audrc(y, score, sample_weight=w):.2f}")
-ax.axhline(0.5, color="grey", lw=0.8, ls=":")
-ax.set(xlabel="decision rate (weighted fraction of pairs decided)",
-       ylabel="weighted accuracy", ylim=(0, 1.05),
-       title=f"Tübingen, {len(keep)} pairs")
-ax.legend(fontsize=8)
+    DecisionRateDisplay.from_predictions(y, score, sample_weight=w, name=label, ax=ax)
+ax.set_title(f"Tübingen, {len(keep)} pairs")
 fig.tight_layout()
 plt.show()

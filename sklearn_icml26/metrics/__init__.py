@@ -12,9 +12,9 @@ from ._surface import (  # noqa: E402
 
 __all__ += ["chamfer_distance", "f_score", "normal_consistency", "sample_mesh", "sample_polylines"]
 
-from ._causal import audrc, weighted_accuracy  # noqa: E402
+from ._causal import audrc, decision_rate_curve, weighted_accuracy  # noqa: E402
 
-__all__ += ["audrc", "weighted_accuracy"]
+__all__ += ["audrc", "decision_rate_curve", "weighted_accuracy"]
 
 from ._lineage import (  # noqa: E402
     cluster_accuracy,

@@ -3,7 +3,7 @@ decision-rate curve (AUDRC)."""
 
 import numpy as np
 
-__all__ = ["audrc", "weighted_accuracy"]
+__all__ = ["audrc", "decision_rate_curve", "weighted_accuracy"]
 
 
 def _check(y_true, y_score, sample_weight):
@@ -36,6 +36,61 @@ def _check(y_true, y_score, sample_weight):
             raise ValueError("sample_weight must not sum to zero.")
     correct = (y_true.astype(np.float64) * y_score) > 0
     return correct, y_score, w
+
+
+def _curve(y_true, y_score, sample_weight):
+    """Decision rate, running accuracy and weights, in decreasing order of confidence."""
+    correct, score, w = _check(y_true, y_score, sample_weight)
+    order = np.argsort(-np.abs(score), kind="stable")
+    c, w = correct[order], w[order]
+    cum_w = np.cumsum(w)
+    running = np.divide(np.cumsum(w * c), cum_w, out=np.zeros_like(cum_w), where=cum_w > 0)
+    return cum_w / cum_w[-1], running, w
+
+
+def decision_rate_curve(y_true, y_score, *, sample_weight=None):
+    """Weighted accuracy against decision rate of signed cause-effect decisions.
+
+    Pairs are decided in decreasing order of ``|y_score|`` (stable sort). After the ``k``-th
+    pair the decision rate is ``Σ_{j≤k} w_j / Σ_j w_j`` and the accuracy is the weighted
+    running accuracy ``A_k = Σ_{j≤k} w_j c_j / Σ_{j≤k} w_j`` (``c_j`` = the decision is
+    correct). :func:`audrc` is the weighted mean of ``A_k``.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_pairs,)
+        True directions, +1 or -1.
+    y_score : array-like of shape (n_pairs,)
+        Signed decision scores; ``|y_score|`` is the confidence.
+    sample_weight : array-like of shape (n_pairs,), default=None
+        Non-negative pair weights; None gives equal weights.
+
+    Returns
+    -------
+    decision_rate : ndarray of shape (n_pairs,)
+        Increasing, ending at 1.
+    accuracy : ndarray of shape (n_pairs,)
+        In [0, 1]; the last value is :func:`weighted_accuracy`.
+
+    Raises
+    ------
+    ValueError
+        If ``y_true`` holds values other than ±1, the lengths differ, a score is not finite
+        or a weight is negative.
+
+    See Also
+    --------
+    sklearn_icml26.causal_discovery.DecisionRateDisplay : The curve as a plot.
+
+    Examples
+    --------
+    >>> from sklearn_icml26.metrics import decision_rate_curve
+    >>> rate, acc = decision_rate_curve([1, 1, -1, 1], [0.9, -0.8, 0.5, 0.1])
+    >>> rate.tolist(), acc.round(3).tolist()
+    ([0.25, 0.5, 0.75, 1.0], [1.0, 0.5, 0.333, 0.5])
+    """
+    rate, running, _ = _curve(y_true, y_score, sample_weight)
+    return rate, running
 
 
 def weighted_accuracy(y_true, y_score, *, sample_weight=None):
@@ -124,9 +179,5 @@ def audrc(y_true, y_score, *, sample_weight=None):
     >>> round(audrc([1, 1, -1, 1], [0.9, -0.8, 0.5, 0.1], sample_weight=[1, 2, 1, 1]), 6)
     0.463333
     """
-    correct, score, w = _check(y_true, y_score, sample_weight)
-    order = np.argsort(-np.abs(score), kind="stable")
-    c, w = correct[order], w[order]
-    cum_w = np.cumsum(w)
-    running = np.divide(np.cumsum(w * c), cum_w, out=np.zeros_like(cum_w), where=cum_w > 0)
+    _, running, w = _curve(y_true, y_score, sample_weight)
     return float(np.sum(w * running) / np.sum(w))
