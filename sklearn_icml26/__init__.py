@@ -34,6 +34,8 @@ _LAZY_NAMES = {
     "IncrementalBM25": "memory",
     "SemanticInfoGainScorer": "retrieval",
     "InfoGainReranker": "retrieval",
+    "PINNRegressor": "pinn",
+    "PINNInfluence": "pinn",
 }
 
 _SUBMODULES = [
@@ -48,6 +50,7 @@ _SUBMODULES = [
     "memory",
     "metrics",
     "optim",
+    "pinn",
     "retrieval",
     "surface",
     "treatment_effects",

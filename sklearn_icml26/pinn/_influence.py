@@ -215,6 +215,12 @@ class PINNInfluence(BaseEstimator):
         self.batch_size = batch_size
         self.random_state = random_state
 
+    @classmethod
+    def _get_test_params(cls):
+        # an analysis object of a fitted PINN, not a learner: the common estimator checks
+        # (fit on generic tabular X, y) do not apply, so it has no test instances there
+        return []
+
     # -- helpers -------------------------------------------------------------------------------
     def _check_estimator(self):
         est = self.estimator

@@ -274,7 +274,7 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
 
     @classmethod
     def _get_test_params(cls):
-        return [dict(problem=None, hidden_layer_sizes=(16,), solver="adam", n_iter_adam=100,
+        return [dict(problem=None, hidden_layer_sizes=(16,), solver="adam", n_iter_adam=50,
                      lr=0.03, random_state=0)]
 
     def __sklearn_tags__(self):

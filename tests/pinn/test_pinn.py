@@ -160,7 +160,7 @@ def test_loo_correction_needs_linear_model_and_exact_hessian(rf):
 def small():
     problem = heat_1d()
     X = make_pde_collocation(problem, 100, 10, 10, random_state=0)
-    pinn = PINNRegressor(problem, hidden_layer_sizes=(16, 16), solver="adam", n_iter_adam=150,
+    pinn = PINNRegressor(problem, hidden_layer_sizes=(16, 16), solver="adam", n_iter_adam=100,
                          lr=1e-2, random_state=0).fit(X)
     X_test = make_pde_collocation(problem, 40, 4, 4, random_state=3)
     exact = PINNInfluence(pinn, hessian="exact_topk", projection_dim=50).fit()
@@ -221,12 +221,12 @@ def test_captum_arnoldi_parity(small, tmp_path):
     from sklearn_icml26.pinn._captum import captum_arnoldi_influence
 
     pinn, X, X_test, _ = small
-    ours = PINNInfluence(pinn, hessian="arnoldi", arnoldi_dim=60, projection_dim=20).fit()
-    theirs = captum_arnoldi_influence(pinn, X_test[:10], arnoldi_dim=60, projection_dim=20,
+    ours = PINNInfluence(pinn, hessian="arnoldi", arnoldi_dim=40, projection_dim=15).fit()
+    theirs = captum_arnoldi_influence(pinn, X_test[:6], arnoldi_dim=40, projection_dim=15,
                                       checkpoint_dir=tmp_path)
     from scipy.stats import spearmanr
 
-    assert spearmanr(ours.influence(X_test[:10]).ravel(), theirs.ravel()).statistic >= 0.99
+    assert spearmanr(ours.influence(X_test[:6]).ravel(), theirs.ravel()).statistic >= 0.99
 
 
 # -- solvers -----------------------------------------------------------------------------------
@@ -259,8 +259,8 @@ def test_plain_mlp_mode_regresses():
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(200, 2))
     y = np.sin(X[:, 0]) + X[:, 1] ** 2
-    reg = PINNRegressor(hidden_layer_sizes=(16,), solver="adam+lbfgs", n_iter_adam=50,
-                        n_iter_lbfgs=100, random_state=0).fit(X, y)
+    reg = PINNRegressor(hidden_layer_sizes=(8,), solver="adam+lbfgs", n_iter_adam=20,
+                        n_iter_lbfgs=60, random_state=0).fit(X, y)
     assert reg.score(X, y) > 0.99
 
 
