@@ -774,6 +774,12 @@ def test_demo_table():
     assert list(table.columns) == DEMO_COLUMNS and len(table) == 16
     lin_se = table.loc[table["metric"] == "std_err", "anchor_value"].to_numpy()
     np.testing.assert_allclose(lin_se[4:], [0.0819, 0.0892, 0.0795, 0.0867], atol=5e-4)
+    # BtheB has dropout at every visit: Lin's rows say they answer for completers only;
+    # the respiratory trial is complete and its anchor is plain Lin
+    anchors = table.drop_duplicates("dataset")["anchor"].tolist()
+    assert all(a.startswith("Lin (HC2), completers only (") for a in anchors[:4]), anchors
+    assert anchors[4:] == ["Lin (HC2)"] * 4
+    assert "(97 of 100 units)" in anchors[0]
 
 
 class _RecordingRng:
