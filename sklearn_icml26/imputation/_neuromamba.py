@@ -589,13 +589,6 @@ default="adamw"
         return [dict(d_model=8, d_state=4, n_layers=1, window=8, max_epochs=5, batch_size=-1,
                      precision="float64", random_state=0)]
 
-    @classmethod
-    def _get_expected_failed_checks(cls):
-        reason = ("the output at row t depends on the rows within one window of t (as for any "
-                  "time-series filter): rows are a time axis, not exchangeable samples")
-        return {"check_methods_subset_invariance": reason,
-                "check_methods_sample_order_invariance": reason}
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
