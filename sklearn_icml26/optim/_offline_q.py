@@ -273,9 +273,9 @@ default="adam"
 
     @classmethod
     def _get_test_params(cls):
-        # full batch: integer sample orders and subsets give the same fit; 100 Adam steps at
-        # lr 0.03 pass the common score checks on standardised targets
-        return [dict(hidden_layer_sizes=(16,), n_steps=100, batch_size=-1, lr=3e-2,
+        # full batch: sample orders and subsets give the same fit; 30 Adam steps at lr 0.1
+        # pass the common score checks on standardised targets (R^2 0.85)
+        return [dict(hidden_layer_sizes=(16,), n_steps=30, batch_size=-1, lr=0.1,
                      diagnose_every=0, precision="float64", random_state=0)]
 
     def __sklearn_tags__(self):
@@ -375,7 +375,7 @@ default="adam"
         dtype, device = self._torch_dtype, torch.device(self.device)
 
         def t(a_, dt=dtype):
-            return torch.as_tensor(a_, dtype=dt, device=device)
+            return torch.tensor(a_, dtype=dt, device=device)
 
         S, A, R = t(X), t(a, torch.int64), t((y - self._y_offset) / self._y_scale)
         S2 = t(s2) if self.td_mode_ else None
@@ -480,7 +480,7 @@ default="adam"
         dtype, device = self._torch_dtype, torch.device(self.device)
         module.eval()
         with torch.no_grad():
-            q = module(torch.as_tensor(np.asarray(X, np.float64), dtype=dtype, device=device))
+            q = module(torch.tensor(np.asarray(X, np.float64), dtype=dtype, device=device))
         module.train()
         return q.cpu().numpy().astype(np.float64) * self._y_scale + self._y_offset
 
