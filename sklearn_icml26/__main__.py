@@ -47,7 +47,7 @@ def run_demos(names, data_home=None, fast=False, verbose=1):
         raise SystemExit(
             f"Unknown demo(s) {unknown}; registered: {sorted(DEMOS) or 'none yet'}."
         )
-    frames, problems = [], []
+    frames, problems, notes = [], [], []
     for name in progress_bar(names, verbose=verbose and len(names) > 1, desc="demos"):
         module_name, func_name = DEMOS[name].target.split(":")
         func = getattr(importlib.import_module(module_name), func_name)
@@ -57,6 +57,8 @@ def run_demos(names, data_home=None, fast=False, verbose=1):
         except OSError as exc:  # data missing and not downloadable: say so, go on
             problems.append(f"{name}: {exc}")
             continue
+        if frame.attrs.get("note"):
+            notes.append(frame.attrs["note"])
         frame = frame.copy()
         if "seconds" not in frame or frame["seconds"].isna().all():
             frame["seconds"] = time.perf_counter() - start
@@ -65,13 +67,16 @@ def run_demos(names, data_home=None, fast=False, verbose=1):
         print(f"skipped {problem}", file=sys.stderr)
     if not frames:
         return pd.DataFrame(columns=DEMO_COLUMNS)
-    return pd.concat(frames, ignore_index=True)[DEMO_COLUMNS]
+    table = pd.concat(frames, ignore_index=True)[DEMO_COLUMNS]
+    table.attrs["notes"] = notes  # what a demo says about anchors it could not run
+    return table
 
 
 # metric name (lower case) fragments -> which way is better, for the legend under the demo table
 _LOWER = ("rmse", "mae", "error", "risk", "cd-l1", "chamfer", "std_err", "loss", "seconds")
-_HIGHER = ("accuracy", "acc", "purity", "audrc", "nc", "recall", "mrr", "ndcg", "map", "f1",
-           "generality", "locality", "reliability", "spearman", "auc", "precision", "return")
+_HIGHER = ("accuracy", "acc", "purity", "audrc", "nc", "consistency", "recall", "mrr", "ndcg",
+           "map", "f1", "generality", "locality", "reliability", "spearman", "auc", "precision",
+           "return")
 
 
 def _direction(metric):
@@ -92,6 +97,7 @@ def _legend(table):
              "(of the whole demo where it does not time the method alone)."]
     for metric in dict.fromkeys(table["metric"].map(str)) if len(table) else ():
         lines.append(f"  {metric}: {_direction(metric)}.")
+    lines.extend(f"  Note, {note}" for note in table.attrs.get("notes", ()))
     return "\n".join(lines)
 
 

@@ -62,8 +62,7 @@ def run_demo(data_home=None, verbose=1, fast=False):
             print(f"[mpf demo] fitting field={field!r} on {len(X)} points of {name} ...",
                   flush=True)
         start = time.perf_counter()
-        est = MPFSurface(field=field, random_state=0, verbose=verbose if field == "mpf" else 0,
-                         **params).fit(X)
+        est = MPFSurface(field=field, random_state=0, verbose=verbose, **params).fit(X)
         V, F = est.extract_mesh(resolution, trim="auto")
         seconds[field] = time.perf_counter() - start
         if len(F) == 0:
@@ -82,4 +81,14 @@ def run_demo(data_home=None, verbose=1, fast=False):
         rows.append({"method": "MPFSurface", "dataset": f"mpf/{name}", "metric": metric,
                      "value": results["mpf"][i], "anchor": "MPFSurface[field=sdf]",
                      "anchor_value": results["sdf"][i], "seconds": seconds["mpf"]})
-    return pd.DataFrame(rows, columns=DEMO_COLUMNS)
+    table = pd.DataFrame(rows, columns=DEMO_COLUMNS)
+    # the strongest tools a user would pick need Open3D, a benchmark-only extra: say where
+    # they stand instead of leaving them out silently
+    table.attrs["note"] = (
+        "mpf: the anchor here is MPF's own SDF ablation. The tools users would pick, Open3D's "
+        "ball pivoting and density-trimmed Poisson, need Open3D (a benchmark-only extra, not "
+        "installed with the package); in the committed benchmark (2,000 steps, noise-free "
+        "hemisphere) ball pivoting reaches CD-L1 0.00359 and trimmed Poisson 0.00378 against "
+        "MPF's 0.00381, and with noise 0.005 MPF leads (0.00391 vs 0.00541 and 0.00422); "
+        "see benchmarks/results/mpf.json.")
+    return table

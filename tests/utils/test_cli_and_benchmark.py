@@ -17,6 +17,12 @@ def _fake_demo(data_home=None, verbose=1, fast=False):
                           "anchor": "A", "anchor_value": 0.8, "seconds": 1.0}])
 
 
+def _noted_demo(data_home=None, verbose=1, fast=False):
+    table = _fake_demo()
+    table.attrs["note"] = "ok: the strongest anchor needs an extra; it scores 0.95 elsewhere."
+    return table
+
+
 def _missing_data_demo(data_home=None, verbose=1, fast=False):
     raise OSError("Dataset 'x': missing file(s) a.csv")
 
@@ -26,6 +32,7 @@ def fake_demos(monkeypatch):
     demos = {
         "ok": _registry.Demo("ok", "works", "d", f"{__name__}:_fake_demo"),
         "missing": _registry.Demo("missing", "no data", "x", f"{__name__}:_missing_data_demo"),
+        "noted": _registry.Demo("noted", "with a note", "d", f"{__name__}:_noted_demo"),
     }
     monkeypatch.setattr(cli, "DEMOS", demos)
     return demos
@@ -52,9 +59,17 @@ def test_demo_table_has_a_legend_with_each_metric_direction(fake_demos, capsys):
     assert "  acc: higher is better." in legend
 
 
+def test_a_demo_note_on_absent_anchors_is_printed_under_the_table(fake_demos, capsys):
+    assert cli.main(["demo", "ok", "noted"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("Note, ok: the strongest anchor needs an extra; it scores 0.95") == 1
+    assert out.index("How to read the table:") < out.index("Note, ok:")
+
+
 @pytest.mark.parametrize(("metric", "direction"), [
     ("RMSE", "lower"), ("excess risk", "lower"), ("CD-L1", "lower"), ("std_err", "lower"),
-    ("NC", "higher"), ("weighted accuracy", "higher"), ("final-round evidence Recall@5", "higher"),
+    ("NC", "higher"), ("normal consistency", "higher"), ("weighted accuracy", "higher"),
+    ("final-round evidence Recall@5", "higher"),
     ("locality (other conversations rejected)", "higher"), ("AUDRC", "higher"),
     ("effect", "no better direction"),
 ])
