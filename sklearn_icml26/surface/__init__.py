@@ -2,5 +2,6 @@
 
 from ._mesh_io import write_mesh
 from ._mpf import DEFAULT_LOSS_WEIGHTS, MPFSurface
+from ._plot import SurfaceDisplay
 
-__all__ = ["DEFAULT_LOSS_WEIGHTS", "MPFSurface", "write_mesh"]
+__all__ = ["DEFAULT_LOSS_WEIGHTS", "MPFSurface", "SurfaceDisplay", "write_mesh"]
