@@ -1,4 +1,4 @@
-"""MPF's display: the extracted curve (2-D) or mesh (3-D) over the points (artists' data checked)."""
+"""MPF's display: the extracted curve (2-D) or mesh (3-D) over the points, data checked."""
 
 import numpy as np
 import pytest
