@@ -270,10 +270,15 @@ def _installed(module):
 
 
 # ---------------------------------------------------------------------------- helpers
-def _all_texts(data):
-    """Every text any configuration embeds: units of each kind, questions, AOEB documents."""
+def _all_texts(data, core=False):
+    """Every text any configuration embeds: units of each kind, questions, AOEB documents.
+
+    ``core=True``: only the formatted turns and the questions.
+    """
     t = data.turns
     texts = t["formatted"].tolist()
+    if core:
+        return list(dict.fromkeys(texts + data.qa["question"].tolist()))
     dated = [f"[{d}] {x}" for d, x in zip(t["session_date"], texts, strict=True)]
     kws = [keyword_text(x) for x in texts]
     windows = []
@@ -286,13 +291,13 @@ def _all_texts(data):
     return list(dict.fromkeys(texts + dated + kws + windows + plain + qs + qk))
 
 
-def _warm(embedder, data, *, n_threads, cache_file=None, shard=None):
+def _warm(embedder, data, *, n_threads, cache_file=None, shard=None, core=False):
     """Embed every text once (or load them from ``cache_file``); the cache serves the rest.
 
     ``cache_file`` may list several comma-separated files (shards embedded by separate
     processes); ``shard = (i, n)`` embeds every n-th text from the i-th and saves only those.
     """
-    everything = _all_texts(data)
+    everything = _all_texts(data, core)
     files = [] if cache_file is None else cache_file.split(",")
     if files and shard is None and all(Path(f).is_file() for f in files):
         secs = 0.0
@@ -365,9 +370,15 @@ def _configs(quick):
         out.append((f"query={q}", {"query": q}))
     for i in ("chronological", "token_budget", "neighbors"):
         out.append((f"integration={i}", {"integration": i}))
+    # the same unit / query variants on the lexical structure (need no embedding)
+    for u in ("dated_turn", "window", "keywords"):
+        out.append((f"structure=bm25, unit={u}", {"structure": "bm25", "unit": u}))
+    out.append(("structure=bm25, query=keywords", {"structure": "bm25", "query": "keywords"}))
+    out.append(("structure=bm25, query=prf", {"structure": "bm25", "query": "prf"}))
     return out
 
 
+B_TEXTS = ("turn", "plain")  # document texts of part B (--b-texts)
 ONLY = None  # method-name substrings that restrict anchors and part-B scorers (--only)
 
 
@@ -462,7 +473,7 @@ def run_b(data, minilm, quick, log):
 
         data = Bunch(turns=data.turns[conv], qa=data.qa[data.qa["conversation"] == "conv-26"])
     tasks = {"turn": build_locomo_retrieval_task(data, text="turn")}
-    if not quick:
+    if not quick and B_TEXTS != ("turn",):
         tasks["plain"] = build_locomo_retrieval_task(data, text="plain")
     rng = np.random.default_rng(0)
     for text, task in tasks.items():
@@ -516,6 +527,97 @@ def _row_b(name, text, run, task, seconds):
     row["fit_seconds"] = seconds
     row["peak_memory_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return row
+
+
+# ---------------------------------------------------------------------------- C: CPU latency
+def _bm25s_top(index, tokens, k):
+    return _top(index.get_scores(tokens), k)
+
+
+def run_latency(data, embedder, log):
+    """Structure-only cost in thread CPU time (robust to a loaded machine), cached vectors.
+
+    Per conversation: 2-turn packets inserted in order; at each fifth of the turns every
+    question visible so far is asked once (top 10).
+    """
+    import bm25s
+    import faiss
+
+    ct = time.thread_time_ns
+    res = {m: {"insert": 0, "query": []} for m in
+           ("StreamingMemory flat", "StreamingMemory bm25", "faiss.IndexFlatIP (add)",
+            "faiss.IndexFlatIP (rebuilt)", "bm25s.BM25 (rebuilt)")}
+    qa = data.qa[data.qa["category"].isin([1, 2, 3, 4]) & (data.qa["evidence"].map(len) > 0)]
+    for conv, g in data.turns.groupby("conversation", sort=False):
+        texts = g["formatted"].tolist()
+        sess = g["session"].tolist()
+        V = embedder.transform(texts).astype(np.float32)
+        q = qa[qa["conversation"] == conv]
+        qtexts, vis = q["question"].tolist(), q["visible_after"].to_numpy()
+        Q = embedder.transform(qtexts).astype(np.float32)
+        toks = [bm25_tokenize(x) for x in texts]
+        qtok = [list(dict.fromkeys(bm25_tokenize(x))) for x in qtexts]
+        n = len(texts)
+        cuts = {round(n * r / 5) for r in range(1, 6)}
+        flat = StreamingMemory("precomputed")
+        lex = StreamingMemory(structure="bm25", embedder=embedder)
+        fi = faiss.IndexFlatIP(V.shape[1])
+        start = prev = 0
+        while start < n:
+            end = start
+            while end < n and end - start < 2 and sess[end] == sess[start]:
+                end += 1
+            t0 = ct()
+            flat.partial_fit(V[start:end])
+            t1 = ct()
+            lex.partial_fit(texts[start:end])
+            t2 = ct()
+            fi.add(V[start:end])
+            t3 = ct()
+            res["StreamingMemory flat"]["insert"] += t1 - t0
+            res["StreamingMemory bm25"]["insert"] += t2 - t1
+            res["faiss.IndexFlatIP (add)"]["insert"] += t3 - t2
+            start = end
+            if any(prev < c <= end for c in cuts):
+                ask = np.flatnonzero(vis <= end - 1)
+                t0 = ct()
+                fr = faiss.IndexFlatIP(V.shape[1])
+                fr.add(V[:end])
+                t1 = ct()
+                bs = bm25s.BM25(k1=1.5, b=0.75)
+                bs.index(toks[:end], show_progress=False)
+                t2 = ct()
+                res["faiss.IndexFlatIP (rebuilt)"]["insert"] += t1 - t0
+                res["bm25s.BM25 (rebuilt)"]["insert"] += t2 - t1
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    prev = end
+                    for j in ask:
+                        calls = (
+                            ("StreamingMemory flat", flat.kneighbors, (Q[j:j + 1], 10)),
+                            ("StreamingMemory bm25", lex.kneighbors, ([qtexts[j]], 10)),
+                            ("faiss.IndexFlatIP (add)", fi.search, (Q[j:j + 1], 10)),
+                            ("faiss.IndexFlatIP (rebuilt)", fr.search, (Q[j:j + 1], 10)),
+                            ("bm25s.BM25 (rebuilt)", _bm25s_top, (bs, qtok[j], 10)))
+                        for name, fn, fargs in calls:
+                            t0 = ct()
+                            fn(*fargs)
+                            res[name]["query"].append(ct() - t0)
+    rows = []
+    for name, r in res.items():
+        qv = np.asarray(r["query"], dtype=float) / 1e3  # microseconds
+        row = {"dataset": "Latency, structure only (thread CPU time, 10 conv.)", "method": name,
+               "kind": "ours" if name.startswith("StreamingMemory") else "anchor",
+               "insert_cpu_seconds": r["insert"] / 1e9, "query_cpu_seconds": qv.sum() / 1e6,
+               "structure_cpu_seconds": r["insert"] / 1e9 + qv.sum() / 1e6,
+               "n_queries": int(len(qv)), "query_p50_us": float(np.percentile(qv, 50)),
+               "query_p95_us": float(np.percentile(qv, 95)),
+               "query_p99_us": float(np.percentile(qv, 99)),
+               "fit_seconds": r["insert"] / 1e9 + qv.sum() / 1e6,
+               "peak_memory_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+        rows.append(row)
+        log(row)
+    return rows
 
 
 # ---------------------------------------------------------------------------- targets
@@ -576,6 +678,19 @@ def targets(rows_a, rows_b, extra):
             gain >= 0.2)
         g2 = dated[f5] - flat[f5]
         add("dated_turn lift of final Recall@5", ">= 0.02", round(g2, 4), g2 >= 0.02)
+    bdated = _find(rows_a, "structure=bm25, unit=dated_turn")
+    if bdated and bm25:
+        gain = bdated["final_oracle_f1_at_5_temporal"] - bm25["final_oracle_f1_at_5_temporal"]
+        add("dated_turn lift of temporal oracle-span F1@5 (structure=bm25)", ">= 0.2",
+            round(gain, 4), gain >= 0.2)
+        g2 = bdated[f5] - bm25[f5]
+        add("dated_turn lift of final Recall@5 (structure=bm25)", ">= 0.02", round(g2, 4),
+            g2 >= 0.02)
+    if bm25:
+        cat = {c: bm25[f"final_oracle_f1_at_5_{c}"] for c in CATS}
+        others = min(v for c, v in cat.items() if c != "temporal")
+        add("temporal lowest oracle-span F1@5 (structure=bm25, unit=turn), margin", ">= 0.03",
+            round(others - cat["temporal"], 4), others - cat["temporal"] >= 0.03)
     fi = _find(rows_a, "faiss.IndexFlatIP (add per packet)")
     fr = _find(rows_a, "faiss.IndexFlatIP (rebuilt per round)")
     if flat and "structure_seconds" in flat:
@@ -595,6 +710,25 @@ def targets(rows_a, rows_b, extra):
                 ratio <= 0.5)
         add("bm25 query p95 (structure)", "<= 1 ms", round(bm25["query_search_p95_us"] / 1e3, 4),
             bm25["query_search_p95_us"] <= 1000)
+    lat = {r["method"]: r for r in rows_b if r["dataset"].startswith("Latency")}
+    if "StreamingMemory flat" in lat:
+        fl = lat["StreamingMemory flat"]
+        add("CPU: flat structure insert+query seconds (10 conv.)", "<= 3 s",
+            round(fl["structure_cpu_seconds"], 3), fl["structure_cpu_seconds"] <= 3)
+        for m in ("faiss.IndexFlatIP (add)", "faiss.IndexFlatIP (rebuilt)"):
+            if m in lat:
+                ratio = fl["structure_cpu_seconds"] / lat[m]["structure_cpu_seconds"]
+                add(f"CPU: flat / {m} structure seconds", "<= 5", round(ratio, 3), ratio <= 5)
+        add("CPU: flat query p95", "<= 1 ms", round(fl["query_p95_us"] / 1e3, 4),
+            fl["query_p95_us"] <= 1000)
+    if "StreamingMemory bm25" in lat:
+        bl = lat["StreamingMemory bm25"]
+        if "bm25s.BM25 (rebuilt)" in lat:
+            ratio = bl["insert_cpu_seconds"] / lat["bm25s.BM25 (rebuilt)"]["insert_cpu_seconds"]
+            add("CPU: our bm25 insert / bm25s rebuild indexing", "<= 0.5", round(ratio, 3),
+                ratio <= 0.5)
+        add("CPU: bm25 query p95", "<= 1 ms", round(bl["query_p95_us"] / 1e3, 4),
+            bl["query_p95_us"] <= 1000)
     ours_b = _find(rows_b, "IncrementalBM25 (ours)", "AOEB LoCoMo slice (speaker: text [")
     ref_b = _find(rows_b, "bm25s.BM25", "AOEB LoCoMo slice (speaker: text [")
     if ours_b and ref_b:
@@ -665,8 +799,13 @@ def main():
     parser = benchmark_parser(__doc__.splitlines()[0])
     parser.add_argument("--embed-cache", default=None,
                         help="npz of MiniLM vectors: loaded if present, else written")
-    parser.add_argument("--part", default="all", choices=["all", "embed", "a", "anchors", "b"],
+    parser.add_argument("--part", default="all",
+                        choices=["all", "embed", "a", "anchors", "b", "latency"],
                         help="run one part only (the parts are merged with --merge)")
+    parser.add_argument("--b-texts", default="turn,plain",
+                        help="document texts of part B: turn, plain or both")
+    parser.add_argument("--core-texts", action="store_true",
+                        help="embed only the formatted turns and the questions")
     parser.add_argument("--shard", default=None, help="i/n: embed every n-th text (--part embed)")
     parser.add_argument("--configs", default=None,
                         help="comma-separated indices of the part-A configurations to run")
@@ -675,8 +814,9 @@ def main():
     parser.add_argument("--merge", nargs="*", default=None,
                         help="partial result files to merge into --output")
     args = parser.parse_args()
-    global ONLY
+    global ONLY, B_TEXTS
     ONLY = None if args.only is None else args.only.split(",")
+    B_TEXTS = tuple(args.b_texts.split(","))
     t_start = time.perf_counter()
     if args.merge:
         import json
@@ -688,11 +828,21 @@ def main():
             extra.update(payload.get("extra", {}))
             n_warm = max(n_warm, payload.get("n_warm", 0))
             warm_s = max(warm_s, payload.get("warm_seconds", 0.0))
+        seen, unique = set(), []
+        for r in rows:  # a row computed by two parts (e.g. BM25 for the fusion) counts once
+            if (r["dataset"], r["method"]) not in seen:
+                seen.add((r["dataset"], r["method"]))
+                unique.append(r)
+        rows = unique
         rows_a = [r for r in rows if r["dataset"].startswith("LoCoMo interleaved")]
         rows_b = [r for r in rows if r["dataset"].startswith("AOEB")]
-        emb = [r for r in rows if r.get("kind") == "embedding"]
+        rows_c = [r for r in rows if r["dataset"].startswith("Latency")]
+        rows_b += rows_c
+        emb = [{"dataset": "LoCoMo (turns and questions)",
+                "method": "SentenceEmbedder(minilm) embedding", "kind": "embedding",
+                "n_texts": n_warm, "fit_seconds": warm_s, "peak_memory_mb": float("nan")}]
         tg = targets(rows_a, rows_b, extra)
-        path = write_results("neuromem", rows_a + rows_b + emb[:1], False, args.output,
+        path = write_results("neuromem", rows_a + rows_b + emb, False, args.output,
                              targets=tg, protocol=_protocol(False),
                              notes=_notes(False, n_warm, warm_s, extra, None,
                                           parts=len(args.merge)))
@@ -726,7 +876,8 @@ def main():
         n_warm, warm_s = 0, 0.0
         if args.embed_cache != "none":  # "none": lexical parts that never embed
             n_warm, warm_s = _warm(embedder, data, n_threads=1 if shard else 2,
-                                   cache_file=args.embed_cache, shard=shard)
+                                   cache_file=args.embed_cache, shard=shard,
+                                   core=args.core_texts)
         if args.part == "embed":
             print(f"embedded {n_warm} texts in {warm_s:.1f} s")
             return
@@ -739,6 +890,8 @@ def main():
                            anchors=args.part in ("all", "anchors"))
         if args.part in ("all", "b"):
             rows_b, extra = run_b(data, minilm, args.quick, log)
+        if args.part in ("all", "latency") and not args.quick:
+            rows_b += run_latency(data, embedder, log)
     emb_row = {"dataset": "LoCoMo (all texts)", "method": "SentenceEmbedder(minilm) embedding",
                "kind": "embedding", "n_texts": n_warm, "fit_seconds": warm_s,
                "peak_memory_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}

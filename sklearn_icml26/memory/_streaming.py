@@ -105,6 +105,12 @@ class _Store:
         self.windows = {}  # session -> deque of (text, vector, covers) of the last rows
         self.last_timestamp = None
         self.seen_covers = {}
+        self._ids = None  # cached array of the live ids
+
+    def live_ids(self):
+        if self._ids is None or len(self._ids) != len(self.live):
+            self._ids = np.fromiter(self.live, dtype=np.int64, count=len(self.live))
+        return self._ids
 
     def grow(self, n_used, n_new, dim):
         need = n_used + n_new
@@ -434,7 +440,6 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
         self._reset()
         return self._insert(X, sessions, timestamps, covers)
 
-    @_fit_context(prefer_skip_nested_validation=False)
     def partial_fit(self, X, y=None, *, sessions=None, timestamps=None, covers=None):
         """Insert the rows of X, one logical time step each, after everything inserted before.
 
@@ -464,6 +469,9 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
             A non-str element in text mode.
         """
         if not hasattr(self, "n_inserted_"):
+            # parameters are checked once, when the stream starts (a stream of small packets
+            # would otherwise pay for the validation at every call)
+            self._validate_params()
             self._reset()
         return self._insert(X, sessions, timestamps, covers)
 
@@ -559,6 +567,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
                     self._evict_one(step)
             t_cons += time.perf_counter_ns() - t0
         self.n_inserted_ += n
+        st._ids = np.fromiter(st.live, dtype=np.int64, count=len(st.live))  # queries reuse it
         lat = self._latency
         lat["insert_embed"].append(t_embed * 1e-9)
         lat["insert_unit"].append(t_unit * 1e-9)
@@ -613,6 +622,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
         st.timestamp.append(timestamp)
         st.tokens.append(toks)
         st.live[iid] = None
+        st._ids = None
         st.by_session_step[(session, step)] = iid
         if v is not None:
             st.V[iid] = v
@@ -647,7 +657,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
         st = self._store
         if not st.live:
             return False
-        ids = np.fromiter(st.live, dtype=np.int64, count=len(st.live))
+        ids = st.live_ids()
         if v is not None:
             sims = self._dense_scores(v, ids)
         else:
@@ -668,7 +678,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
 
     def _evict_one(self, t):
         st = self._store
-        ids = np.fromiter(st.live, dtype=np.int64, count=len(st.live))
+        ids = st.live_ids()
         if self.consolidation == "fifo":
             key = st.step[ids].astype(np.float64)
         elif self.consolidation == "lru":
@@ -682,6 +692,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
     def _remove(self, iid):
         st = self._store
         del st.live[iid]
+        st._ids = None
         st.alive[iid] = False
         st.by_session_step.pop((st.session[iid], int(st.step[iid])), None)
         if st.bm25 is not None:
@@ -717,7 +728,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
 
     def _search_dense(self, q, n):
         st = self._store
-        ids = np.fromiter(st.live, dtype=np.int64, count=len(st.live))
+        ids = st.live_ids()
         if self.structure == "hnsw":
             k = min(n, len(ids))
             st.hnsw.set_ef(max(self.hnsw_ef, k))
@@ -739,7 +750,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
 
     def _search_bm25(self, toks, n):
         st = self._store
-        ids = np.fromiter(st.live, dtype=np.int64, count=len(st.live))
+        ids = st.live_ids()
         sc = st.bm25.slot_scores(toks)[ids]  # slot == item id (items are added in id order)
         order = _rank(sc, ids, n)
         return ids[order], sc[order]
@@ -768,7 +779,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
         st = self._store
         s = self.structure
         if s == "recency":
-            ids = np.fromiter(st.live, dtype=np.int64, count=len(st.live))[::-1][:n]
+            ids = st.live_ids()[::-1][:n]
             age = (self.n_inserted_ - 1 - st.step[ids]).astype(np.float64)
             return ids, -age, age
         toks = bm25_tokenize(text) if text is not None and s in _LEXICAL else None
