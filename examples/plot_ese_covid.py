@@ -25,7 +25,13 @@ import numpy as np
 from sklearn.linear_model import RidgeCV
 
 from sklearn_icml26.datasets import load_ese_covid_victoria
-from sklearn_icml26.forecasting import ESERegressor, PerSystemRegressor, sliding_window
+from sklearn_icml26.forecasting import (
+    EquilibriumSharesDisplay,
+    ESERegressor,
+    ForecastDisplay,
+    PerSystemRegressor,
+    sliding_window,
+)
 
 covid = load_ese_covid_victoria(level=79)
 cases = covid.data
@@ -66,37 +72,30 @@ for name, model in models.items():
 # %%
 # Forecasts beside the truth
 # --------------------------
-# Four of the largest municipalities: the last 60 days of cases and the one-day-ahead forecasts
-# of the test period.
+# Four of the largest municipalities: the observed cases and the one-day-ahead forecasts of the
+# test period, drawn by :class:`~sklearn_icml26.forecasting.ForecastDisplay`; the random walk
+# goes on the same axes.
 ese = models["ESE (LinearRegression)"]
-largest = cases.iloc[-n_test:].sum().sort_values(ascending=False).index[:4]
-fig, axes = plt.subplots(2, 2, figsize=(10, 6), sharex=True)
-for ax, region in zip(axes.ravel(), largest, strict=True):
-    i = list(cases.columns).index(region)
-    ax.plot(cases.index[-60:], cases[region].iloc[-60:], color="black", lw=1, label="observed")
-    ax.plot(y_test.index, predictions["ESE (LinearRegression)"][:, i], "o-", ms=3,
-            label="ESE forecast")
-    ax.plot(y_test.index, random_walk[:, i], "--", lw=1, label="random walk")
-    ax.set_title(region)
-    ax.tick_params(axis="x", labelrotation=30)
-axes[0, 0].set_ylabel("daily new cases")
-axes[1, 0].set_ylabel("daily new cases")
-axes[0, 0].legend()
-fig.tight_layout()
+largest = list(cases.iloc[-n_test:].sum().sort_values(ascending=False).index[:4])
+disp = ForecastDisplay.from_estimator(ese, X_test, y_test, systems=largest,
+                                      name="ESE forecast")
+ForecastDisplay.from_predictions(y_test, random_walk, systems=largest, axes=disp.axes_,
+                                 truth=False, name="random walk", ls="--", lw=1, marker="")
+for ax in disp.axes_[::2]:
+    ax.set_ylabel("daily new cases")
+disp.axes_[0].legend()
+disp.figure_.tight_layout()
 
 # %%
 # Equilibrium shares over time
 # ----------------------------
 # The shares that split the state-wide forecast drift slowly: the weight of each day halves per
-# day back (``damping=0.5``). Here the six municipalities with the largest shares at the end.
+# day back (``damping=0.5``). Here the six municipalities with the largest shares at the end,
+# drawn by :class:`~sklearn_icml26.forecasting.EquilibriumSharesDisplay`; the municipality
+# names and the dates come from the columns and the index of ``X``.
 shares = ese.equilibrium_shares(X)
-order = np.argsort(-shares[-1])[:6]
-fig, ax = plt.subplots(figsize=(10, 4))
-for i in order:
-    ax.plot(y.index, shares[:, i], lw=1.2, label=cases.columns[i])
-ax.axvline(y_test.index[0], color="black", lw=1, ls=":")
-ax.set_ylabel("equilibrium share of the daily total")
-ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
-ax.set_title("Equilibrium shares (dotted line: start of the test period)")
-fig.tight_layout()
+top = list(cases.columns[np.argsort(-shares[-1])[:6]])
+disp = EquilibriumSharesDisplay.from_estimator(ese, X, systems=top, split=y_test.index[0])
+disp.ax_.set_title("Equilibrium shares (dotted line: start of the test period)")
+disp.figure_.tight_layout()
 plt.show()

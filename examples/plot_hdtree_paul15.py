@@ -4,20 +4,24 @@ Lineage tree of myeloid progenitors with HDTree
 =================================================
 
 :class:`~sklearn_icml26.lineage.HDTreeLineage` on the Paul15 myeloid progenitors (2,660 cells,
-240 genes): the 2-D map coloured by cell type with the code tree drawn over it, and the
-pseudotime of the cells along Slingshot's two lineages (multipotent progenitors to monocytes
-and neutrophils; to erythrocytes).
+240 genes): the code tree with the cell types of its branches, the 2-D map coloured by
+pseudotime, and the pseudotime of the cells along Slingshot's two lineages (multipotent
+progenitors to monocytes and neutrophils; to erythrocytes).
 
 The fit here is short (40 epochs, no decoder) so that the example runs in well under a
 minute; the benchmark uses the defaults.
 """
 
 import matplotlib.pyplot as plt
-import numpy as np
 import torch
 
 from sklearn_icml26.datasets import load_paul15
-from sklearn_icml26.lineage import HDTreeLineage, make_count_pipeline
+from sklearn_icml26.lineage import (
+    HDTreeLineage,
+    LineageTreeDisplay,
+    PseudotimeDisplay,
+    make_count_pipeline,
+)
 from sklearn_icml26.metrics import pseudotime_correlation
 
 torch.set_num_threads(1)
@@ -28,27 +32,25 @@ model = HDTreeLineage(n_clusters=7, n_levels=5, max_epochs=40, fit_decoder=False
 model.fit(genes, root_mask=data.root_mask)
 
 # %%
-# The map and the code tree
-# -------------------------
-# Each code of the first four levels is drawn at its position in the map and linked to its
-# parent; the pseudotime starts at the code marked with a star.
-fig, axes = plt.subplots(1, 2, figsize=(12, 5))
-ax = axes[0]
-for k, name in enumerate(data.target_names):
-    e = model.embedding_[data.target == k]
-    ax.scatter(e[:, 0], e[:, 1], s=4, label=name)
-codes, tree = model.code_embeddings_, model.tree_
-for code in np.flatnonzero((tree.level >= 1) & (tree.level <= 3) & (tree.count > 0)):
-    parent = tree.parent[code]
-    ax.plot(*codes[[parent, code]].T, color="k", lw=0.6 + 1.5 / (1 + tree.level[code]))
-ax.scatter(*codes[tree.level <= 3][tree.count[tree.level <= 3] > 0].T, c="k", s=10)
-ax.scatter(*codes[model.root_code_], marker="*", s=250, c="gold", edgecolor="k")
-ax.set_title("HDTree map of Paul15 with the code tree")
-ax.legend(markerscale=3, fontsize=7)
+# The code tree and its cell types
+# --------------------------------
+# :class:`~sklearn_icml26.lineage.LineageTreeDisplay` draws the codes of the first four levels
+# as a dendrogram (nodes sized by their cells) with, under each level-3 code, the shares of
+# the annotated cell types among its cells; the star marks the branch where the pseudotime
+# starts.
+LineageTreeDisplay.from_estimator(model, data.target, max_level=3,
+                                  class_names=list(data.target_names))
+plt.gcf().tight_layout()
 
 # %%
-# Pseudotime along the two lineages
-# ---------------------------------
+# Pseudotime on the map, and along the two lineages
+# -------------------------------------------------
+# Left: the HDTree map coloured by pseudotime, with the codes along each root-to-terminal
+# lineage path (:class:`~sklearn_icml26.lineage.PseudotimeDisplay`). Right: the pseudotime
+# against Slingshot's on the cells of each of its two lineages.
+fig, axes = plt.subplots(1, 2, figsize=(12, 5))
+PseudotimeDisplay.from_estimator(model, ax=axes[0])
+axes[0].set_title("HDTree map of Paul15 coloured by pseudotime")
 ax = axes[1]
 for k, lineage in enumerate(("Lineage1 (myeloid)", "Lineage2 (erythroid)")):
     mask = data.lineage_weights[:, k] == 1

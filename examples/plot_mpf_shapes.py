@@ -15,12 +15,11 @@ same with marching cubes (see ``python -m sklearn_icml26 demo mpf``).
 
 # %%
 import matplotlib.pyplot as plt
-import numpy as np
 import torch
 
 from sklearn_icml26.datasets import make_thin_shell
 from sklearn_icml26.metrics import chamfer_distance, sample_polylines
-from sklearn_icml26.surface import MPFSurface
+from sklearn_icml26.surface import MPFSurface, SurfaceDisplay
 
 torch.set_num_threads(1)
 X, _ = make_thin_shell("open_arc", 1000, random_state=0)
@@ -31,31 +30,25 @@ sdf = MPFSurface(field="sdf", **params).fit(X)
 
 # %%
 # The three fields of MPF on a grid, and the extracted curves
-g = np.linspace(-1, 1, 160)
-GX, GY = np.meshgrid(g, g)
-fields = mpf.transform(np.c_[GX.ravel(), GY.ravel()])
+# -----------------------------------------------------------
+# :class:`~sklearn_icml26.surface.SurfaceDisplay` draws a learned field as filled contours
+# under the untrimmed zero set of ``phi`` (black) and the input points (green); the last panel
+# puts the trimmed MPF curve and the SDF ablation's curve on one axes.
 curves = {"MPF (trim: metric)": mpf.extract_curve(200, trim="metric"),
           "SDF ablation (untrimmed)": sdf.extract_curve(200, trim=None)}
 
 fig, axes = plt.subplots(1, 4, figsize=(17, 4.2))
-for ax, j, title in zip(axes[:3], range(3), ["metric r", "phase theta", "fused phi"],
-                        strict=True):
-    values = fields[:, j].reshape(GX.shape)
-    im = ax.contourf(GX, GY, values, 30, cmap="RdBu_r")
-    ax.contour(GX, GY, values, [0.0], colors="k", linewidths=0.8)
-    ax.plot(X[:, 0], X[:, 1], ".", ms=1, color="tab:green")
+for ax, field, title in zip(axes[:3], ["r", "theta", "phi"],
+                            ["metric r", "phase theta", "fused phi"], strict=True):
+    SurfaceDisplay.from_estimator(mpf, X, resolution=160, trim=None, background=field, ax=ax,
+                                  color="k", points_color="tab:green", lw=0.8)
     ax.set_title(title)
-    ax.set_aspect("equal")
-    fig.colorbar(im, ax=ax, shrink=0.8)
 ax = axes[3]
-ax.plot(X[:, 0], X[:, 1], ".", ms=1, color="0.6", label="input points")
 for (label, cs), color in zip(curves.items(), ["tab:red", "tab:blue"], strict=True):
     P, _ = sample_polylines(cs, 20000, random_state=0)
     cd = chamfer_distance(P, truth)
-    for i, c in enumerate(cs):
-        ax.plot(c[:, 0], c[:, 1], color=color, lw=1.5,
-                label=f"{label}, CD-L1 {cd:.3f}" if i == 0 else None)
-ax.set_aspect("equal")
+    SurfaceDisplay(curves=cs, points=X if color == "tab:red" else None,
+                   name=f"{label}, CD-L1 {cd:.3f}").plot(ax=ax, color=color)
 ax.set_xlim(-1, 1)
 ax.set_ylim(-1, 1)
 ax.legend(loc="lower center", fontsize=8)
