@@ -146,3 +146,19 @@ def test_no_warning_on_a_stable_fit(data):
         warnings.simplefilter("error")
         est = _fit(OfflineQRegressor(**_SMALL), data)
     assert not est.diverged_ and est.n_iter_ == 40
+
+
+def test_adam_collapses_on_narrow_data_and_adamo_does_not():
+    # the planted failure: no target network, narrow behaviour data, lr 1e-3
+    d = make_offline_rl_dataset(n_transitions=10_000, random_state=0)
+    common = dict(hidden_layer_sizes=(128, 128), target_update="none", n_steps=420,
+                  diagnose_every=0, random_state=0)
+    adam = OfflineQRegressor(**common, optimizer="adam")
+    with pytest.warns(ConvergenceWarning, match="diverged"):
+        _fit(adam, d)
+    assert adam.diverged_ and adam.divergence_step_ < 420  # step 351 on this seed
+    assert adam.q_max_history_[-1] > 100 * adam.q_bound_
+    adamo = OfflineQRegressor(**common, optimizer="adamo",
+                              optimizer_params={"kappa": 1.0, "tau": 1.0})
+    _fit(adamo, d)
+    assert not adamo.diverged_ and adamo.q_max_history_.max() < adamo.q_bound_
