@@ -192,9 +192,9 @@ def bench_air_quality(args, params, seeds, log, rows, ablations_only=False):
     if ablations_only:
         wanted = args.ablation_scenarios or ABLATION_SCENARIOS
         scenarios = {k: v for k, v in scenarios.items() if any(k.startswith(w) for w in wanted)}
-    for name, spec in scenarios.items():
+    for name, scenario in scenarios.items():
         for seed in seeds:
-            spec = dict(spec)
+            spec = dict(scenario)  # a fresh copy per seed
             kind = spec.pop("scenario")
             c = spec.pop("cols", None)
             Xc, mask = make_sensor_outages(X_full, kind, groups=col_sets.get(c),
