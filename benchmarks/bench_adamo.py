@@ -20,7 +20,7 @@ was seen before divergence (and the same share in runs that did not diverge), me
 scale, seconds. (3) Timing: Adam and AdamO alternately, no diagnostics, the median ratio of
 seconds per step.
 
-``--quick``: 2,000 transitions, a 64 x 64 critic, 1 seed, 300 steps, kappa in {0, 1}, the
+``--quick``: 1,000 transitions, a 32 x 32 critic, 1 seed, 150 steps, kappa in {0, 1}, the
 collapsing configuration only.
 """
 
@@ -277,11 +277,11 @@ def main(argv=None):
     st = "stable (Polyak 0.005, lr 1e-3)"
     all_methods = methods()
     if args.quick:
-        base = {"n_transitions": 2000, "hidden": (64, 64), "lr": 1e-3}
+        base = {"n_transitions": 1000, "hidden": (32, 32), "lr": 1e-3}
         seeds = [0]
         jobs = [(col, name, *all_methods[name], s,
-                 {**base, "target": "none", "n_steps": 300, "diagnose_every": 100,
-                  "diagnose_points": 16})
+                 {**base, "target": "none", "n_steps": 150, "diagnose_every": 50,
+                  "diagnose_points": 8})
                 for name in ("Adam", "AdamO k=1 tau=1") for s in seeds]
         jobs[0] = (col, "AdamO k=0 (Adam)", OfflineQRegressor,
                    {"optimizer": "adamo", "optimizer_params": {"kappa": 0.0}}, 0, jobs[0][5])
@@ -316,7 +316,7 @@ def main(argv=None):
         + f"protocol: pointmass, {base['n_transitions']} transitions, narrow behaviour "
         f"(epsilon 0.1), gamma {GAMMA}, critic {base['hidden']}, batch 256, lr 1e-3, "
         f"seeds {seeds}; collapse regime: no target network, "
-        f"{300 if args.quick else args.steps_collapse} steps; stable regime: Polyak target "
+        f"{150 if args.quick else args.steps_collapse} steps; stable regime: Polyak target "
         f"0.005, {args.steps_stable} steps; calibration: Adam, 1 seed, "
         f"{args.steps_calibration} steps, (lr, target, behaviour) in {CALIBRATION}. "
         + ("" if args.all_methods or args.quick else
@@ -330,9 +330,9 @@ def main(argv=None):
            "fit under an hour at low priority on 2 cores shared with about 20 other jobs "
            "(load average above 20; a 256 x 256 step took 10-15 ms of CPU, a 128 x 128 step "
            "about 5 ms; the 128 x 128 critic collapses under Adam as the 256 x 256 one does, "
-           "at step 351 against 251 in a probe on seed 0). The stable regime's 500 steps are "
-           "far from convergence: its returns compare early training only." if reduced
-           else ""))
+           "at step 351 against 251 in a probe on seed 0). The stable regime's "
+           f"{args.steps_stable} steps are far from convergence: its returns compare early "
+           "training only." if reduced else ""))
     notes = [
         "greedy_return: mean discounted return (gamma 0.99) of argmax_a Q over 100 uniform "
         "starts x 50 steps, the same starts and noise for every critic.",
@@ -373,7 +373,7 @@ def main(argv=None):
         payload.setdefault("notes", []).append(
             "The timing row was measured by a separate `--timing-only` run of this script "
             "(after a warm-up fit of each optimizer, 3 alternating rounds of 100 steps) and "
-            "merged into this file; the comparison runs' own timing pass had no warm-up.")
+            "merged into this file after the comparison runs.")
         path.write_text(json.dumps(payload, indent=2, default=float) + "\n")
         print(markdown_table(payload["targets"], ["target", "spec", "measured", "met"]))
         return
