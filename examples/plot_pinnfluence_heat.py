@@ -5,12 +5,12 @@ Influence maps of a good and a failed PINN on the heat equation
 PINNfluence (Naujoks et al., ICML 2026, arXiv:2409.08958) asks which collocation points, through
 which loss term, move a physics-informed network's prediction at a point of interest. We train
 two PINNs on the forced heat equation ``u_t = u_xx - exp(-t)(sin(pi x) - pi^2 sin(pi x))`` on
-``[-1, 1] x [0, 1]`` (:func:`~sklearn_icml26.pinn.heat_1d`): a good one on 500 domain, 50
-boundary and 50 initial points, and a deliberately failed one on 10/2/2 points. For each, the
+``[-1, 1] x [0, 1]`` (:func:`~sklearn_icml26.pinn.heat_1d`): a good one on 300 domain, 30
+boundary and 30 initial points, and a deliberately failed one on 10/2/2 points. For each, the
 left panel shows the error against the exact solution ``sin(pi x) exp(-t)`` and the right panel
 the influence of every training point on ``u(0.5, 0.5)`` (:class:`~sklearn_icml26.pinn.
 PINNInfluence`, Arnoldi inverse). The settings are small so that the example runs in a few
-minutes on one core; ``benchmarks/bench_pinnfluence.py`` runs the full comparison.
+minute on one core; ``benchmarks/bench_pinnfluence.py`` runs the full comparison.
 """
 
 # %%
@@ -32,14 +32,13 @@ probe = np.array([[0.5, 0.5]])
 # Train the two PINNs and compute the influence on u(0.5, 0.5)
 # -------------------------------------------------------------
 results = {}
-for name, points in (("good (500/50/50 points)", (500, 50, 50)),
+for name, points in (("good (300/30/30 points)", (300, 30, 30)),
                      ("failed (10/2/2 points)", (10, 2, 2))):
     X = make_pde_collocation(problem, *points, random_state=0)
-    pinn = PINNRegressor(problem, hidden_layer_sizes=(20, 20, 20), n_iter_adam=500,
+    pinn = PINNRegressor(problem, hidden_layer_sizes=(16, 16), n_iter_adam=300,
                          n_iter_lbfgs=300, random_state=0).fit(X)
-    influence = PINNInfluence(pinn, hessian="arnoldi", arnoldi_dim=100,
-                              projection_dim=30).fit()
-    by_term = influence.influence_by_term(probe)
+    influence = PINNInfluence(pinn, hessian="arnoldi", arnoldi_dim=60,
+                              projection_dim=20).fit()
     results[name] = dict(X=X, error=np.abs(pinn.predict(grid) - exact),
                          influence=influence.influence(probe)[0],
                          fractions=influence.loss_fractions(probe)[0],

@@ -446,14 +446,21 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
             If ``X`` contains NaN or infinity or points outside ``problem.bounds``, its
             column count differs from ``problem.bounds``, no training point lies on a
             condition, ``problem.residual`` returns the wrong shape, ``y`` has the wrong
-            shape or (``problem=None``) NaN, or ``solver="lstsq"`` is used with
-            ``train_hidden=True`` or a nonlinear problem.
+            shape or (``problem=None``) NaN, ``solver="lstsq"`` is used with
+            ``train_hidden=True`` or a nonlinear problem, or the solver's stage has 0
+            iterations.
         """
         if self.solver == "lstsq" and (self.train_hidden or not (
                 self.problem is None or self.problem.linear)):
             raise ValueError("solver='lstsq' needs train_hidden=False and a linear problem; got "
                              f"train_hidden={self.train_hidden}, problem.linear="
                              f"{None if self.problem is None else self.problem.linear}.")
+        if self.solver in ("adam", "adam+lbfgs") and self.n_iter_adam < 1:
+            raise ValueError(f"solver={self.solver!r} needs n_iter_adam >= 1; got "
+                             f"{self.n_iter_adam}.")
+        if self.solver in ("lbfgs", "adam+lbfgs") and self.n_iter_lbfgs < 1:
+            raise ValueError(f"solver={self.solver!r} needs n_iter_lbfgs >= 1; got "
+                             f"{self.n_iter_lbfgs}.")
         if any(int(h) != h or h < 1 for h in self.hidden_layer_sizes) or not len(
                 self.hidden_layer_sizes):
             raise ValueError("hidden_layer_sizes must be a non-empty tuple of positive ints; "

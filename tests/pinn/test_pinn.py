@@ -307,3 +307,15 @@ def test_errors_name_the_argument():
         inf.influence(X, train_term="bc_3")
     with pytest.raises(ValueError, match="X has 1 features"):
         inf.influence(X[:, :1])
+
+
+def test_optimizer_params_reach_adam():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(40, 2))
+    y = X[:, 0] - X[:, 1]
+    kw = dict(hidden_layer_sizes=(4,), solver="adam", n_iter_adam=10, lr=0.05, random_state=0)
+    default = PINNRegressor(**kw).fit(X, y)
+    same = PINNRegressor(optimizer_params={"betas": (0.9, 0.999)}, **kw).fit(X, y)
+    other = PINNRegressor(optimizer_params={"betas": (0.5, 0.9)}, **kw).fit(X, y)
+    np.testing.assert_array_equal(same.predict(X), default.predict(X))
+    assert not np.allclose(other.predict(X), default.predict(X))
