@@ -811,6 +811,8 @@ def main():
                         help="comma-separated indices of the part-A configurations to run")
     parser.add_argument("--only", default=None,
                         help="comma-separated substrings of anchor / scorer names to run")
+    parser.add_argument("--protocol-note", default=None,
+                        help="what a merged run left out (written into the protocol text)")
     parser.add_argument("--merge", nargs="*", default=None,
                         help="partial result files to merge into --output")
     args = parser.parse_args()
@@ -823,6 +825,9 @@ def main():
 
         rows, extra, n_warm, warm_s = [], {}, 0, 0.0
         for f in args.merge:
+            if f.endswith(".jsonl"):  # rows of a part that did not finish
+                rows += [json.loads(line) for line in Path(f).read_text().splitlines() if line]
+                continue
             payload = json.loads(Path(f).read_text())
             rows += payload["rows"]
             extra.update(payload.get("extra", {}))
@@ -843,7 +848,8 @@ def main():
                 "n_texts": n_warm, "fit_seconds": warm_s, "peak_memory_mb": float("nan")}]
         tg = targets(rows_a, rows_b, extra)
         path = write_results("neuromem", rows_a + rows_b + emb, False, args.output,
-                             targets=tg, protocol=_protocol(False),
+                             targets=tg, protocol=_protocol(False) + (
+                                 f"; REDUCED: {args.protocol_note}" if args.protocol_note else ""),
                              notes=_notes(False, n_warm, warm_s, extra, None,
                                           parts=len(args.merge)))
         print(markdown_table(tg, ["target", "spec", "measured", "met"]))
