@@ -20,7 +20,7 @@ was seen before divergence (and the same share in runs that did not diverge), me
 scale, seconds. (3) Timing: Adam and AdamO alternately, no diagnostics, the median ratio of
 seconds per step.
 
-``--quick``: 1,000 transitions, a 32 x 32 critic, 1 seed, 150 steps, kappa in {0, 1}, the
+``--quick``: 1,000 transitions, a 32 x 32 critic, 1 seed, 80 steps, kappa in {0, 1}, the
 collapsing configuration only.
 """
 
@@ -280,7 +280,7 @@ def main(argv=None):
         base = {"n_transitions": 1000, "hidden": (32, 32), "lr": 1e-3}
         seeds = [0]
         jobs = [(col, name, *all_methods[name], s,
-                 {**base, "target": "none", "n_steps": 150, "diagnose_every": 50,
+                 {**base, "target": "none", "n_steps": 80, "diagnose_every": 40,
                   "diagnose_points": 8})
                 for name in ("Adam", "AdamO k=1 tau=1") for s in seeds]
         jobs[0] = (col, "AdamO k=0 (Adam)", OfflineQRegressor,
@@ -316,7 +316,7 @@ def main(argv=None):
         + f"protocol: pointmass, {base['n_transitions']} transitions, narrow behaviour "
         f"(epsilon 0.1), gamma {GAMMA}, critic {base['hidden']}, batch 256, lr 1e-3, "
         f"seeds {seeds}; collapse regime: no target network, "
-        f"{150 if args.quick else args.steps_collapse} steps; stable regime: Polyak target "
+        f"{80 if args.quick else args.steps_collapse} steps; stable regime: Polyak target "
         f"0.005, {args.steps_stable} steps; calibration: Adam, 1 seed, "
         f"{args.steps_calibration} steps, (lr, target, behaviour) in {CALIBRATION}. "
         + ("" if args.all_methods or args.quick else
