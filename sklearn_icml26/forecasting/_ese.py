@@ -488,6 +488,28 @@ def _check_scaled_training(c, scaling, what):
         )
 
 
+def _target_names(y):
+    """System names of a pandas target (DataFrame columns or the Series name), else None."""
+    if hasattr(y, "columns"):
+        return np.asarray([str(c) for c in y.columns], dtype=object)
+    if hasattr(y, "name") and hasattr(y, "index") and getattr(y, "ndim", 0) == 1:
+        return np.asarray([str(y.name)], dtype=object)
+    return None
+
+
+def _as_pandas_like(y_pred, X, names, is_1d):
+    """Forecasts as a DataFrame (Series when 1-D) indexed like a pandas ``X``; else as is."""
+    if not hasattr(X, "iloc"):
+        return y_pred
+    import pandas as pd
+
+    if names is None:
+        names = [f"system{i}" for i in range(1 if is_1d else y_pred.shape[1])]
+    if is_1d:
+        return pd.Series(y_pred, index=X.index, name=names[0])
+    return pd.DataFrame(y_pred, index=X.index, columns=list(names))
+
+
 def _system_count(y, n_features):
     n_systems = 1 if y.ndim == 1 else y.shape[1]
     if n_features % n_systems:
@@ -704,13 +726,15 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         Warns
         -----
         UserWarning
-            If ``X`` holds negative values and there are several systems. The equilibrium shares are proportions of
-            nonnegative quantities (counts, volumes, prices); standardised or differenced inputs
-            (e.g. a ``StandardScaler`` in front of the estimator) make them meaningless, and on
+            If ``X`` holds negative values and there are several systems. The equilibrium
+            shares are proportions of nonnegative quantities (counts, volumes, prices);
+            standardised or differenced inputs (e.g. a ``StandardScaler`` in front of the
+            estimator) make them meaningless, and on
             COVID-19 Victoria (319 regions) a scaler in front doubles the RMSE. Feed the raw
             series; ``scaling`` already normalises each system inside the estimator.
         """
         _check_numeric_target(y)
+        self._system_names = _target_names(y)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64,
                              ensure_min_samples=2)
         n_negative = int(np.count_nonzero(X < 0))
@@ -895,8 +919,11 @@ class ESERegressor(RegressorMixin, BaseEstimator):
 
         Returns
         -------
-        y_pred : ndarray of shape (n_samples, n_systems) or (n_samples,)
-            Float64 forecasts (data units); 1-D when ``y`` was 1-D in ``fit``.
+        y_pred : ndarray, DataFrame or Series of shape (n_samples, n_systems) or (n_samples,)
+            Float64 forecasts (data units); 1-D when ``y`` was 1-D in ``fit``. A pandas ``X``
+            (as :func:`sliding_window` makes from a DataFrame) gives a DataFrame (a Series when
+            1-D) indexed like ``X``, with the system names of the ``y`` given to ``fit`` as
+            columns (``system0, ...`` when that ``y`` was not pandas).
 
         Raises
         ------
@@ -904,6 +931,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
             If ``X`` is invalid (NaN, wrong number of columns) or the attributes are.
         """
         check_is_fitted(self)
+        X_in = X
         X = validate_data(self, X, reset=False, dtype=np.float64)
         e, _ = self._shares(X, system_attributes)
         A = self._windows(X).sum(axis=1)
@@ -922,7 +950,8 @@ class ESERegressor(RegressorMixin, BaseEstimator):
             )
             aggregate[bad] = A[bad, -1]
         y_pred = aggregate[:, None] * e
-        return y_pred[:, 0] if self._y_1d else y_pred
+        y_pred = y_pred[:, 0] if self._y_1d else y_pred
+        return _as_pandas_like(y_pred, X_in, getattr(self, "_system_names", None), self._y_1d)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1044,6 +1073,7 @@ class PerSystemRegressor(RegressorMixin, BaseEstimator):
             non-positive training scale.
         """
         _check_numeric_target(y)
+        self._system_names = _target_names(y)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64,
                              ensure_min_samples=2)
         self._y_1d = y.ndim == 1
@@ -1073,8 +1103,9 @@ class PerSystemRegressor(RegressorMixin, BaseEstimator):
 
         Returns
         -------
-        y_pred : ndarray of shape (n_samples, n_systems) or (n_samples,)
-            Float64 forecasts; 1-D when ``y`` was 1-D in ``fit``.
+        y_pred : ndarray, DataFrame or Series of shape (n_samples, n_systems) or (n_samples,)
+            Float64 forecasts; 1-D when ``y`` was 1-D in ``fit``; pandas for a pandas ``X``, as
+            in :meth:`ESERegressor.predict`.
 
         Raises
         ------
@@ -1082,6 +1113,7 @@ class PerSystemRegressor(RegressorMixin, BaseEstimator):
             If ``X`` is invalid (NaN, wrong number of columns).
         """
         check_is_fitted(self)
+        X_in = X
         X = validate_data(self, X, reset=False, dtype=np.float64)
         W = X.reshape(X.shape[0], self.n_systems_, self.n_lags_)
         p, k = self.n_lags_, self._k
@@ -1100,4 +1132,5 @@ class PerSystemRegressor(RegressorMixin, BaseEstimator):
         if n_bad:
             warnings.warn(f"{n_bad} (row, system) pairs have a scale <= 0; their forecast is "
                           f"the newest value (persistence).", UserWarning, stacklevel=2)
-        return out[:, 0] if self._y_1d else out
+        out = out[:, 0] if self._y_1d else out
+        return _as_pandas_like(out, X_in, getattr(self, "_system_names", None), self._y_1d)

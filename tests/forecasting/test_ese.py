@@ -743,3 +743,26 @@ def test_property_shares_are_scale_invariant(panel, params, log10_scale, to_limi
         base = est.equilibrium_shares(X)
         scaled = est.equilibrium_shares(X_scaled)
     np.testing.assert_allclose(scaled, base, rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize("Est", [ESERegressor, PerSystemRegressor])
+def test_pandas_windows_give_pandas_forecasts_with_names_and_dates(Est):
+    import pandas as pd
+
+    Y, _, _ = _panel(3, 60)
+    frame = pd.DataFrame(Y, columns=["north", "south", "east"],
+                         index=pd.date_range("2021-01-01", periods=60, freq="D"))
+    X, y = sliding_window(frame, 5)
+    est = Est().fit(X[:-10], y[:-10])
+    pred = est.predict(X[-10:])
+    assert isinstance(pred, pd.DataFrame)
+    assert list(pred.columns) == ["north", "south", "east"]
+    assert pred.index.equals(y.index[-10:])
+    # the same numbers as from plain arrays
+    plain = Est().fit(X.to_numpy()[:-10], y.to_numpy()[:-10]).predict(X.to_numpy()[-10:])
+    assert isinstance(plain, np.ndarray)
+    np.testing.assert_allclose(pred.to_numpy(), plain)
+    # one system: a Series named after it
+    Xs, ys = sliding_window(frame["north"], 5)
+    series = Est().fit(Xs, ys).predict(Xs)
+    assert isinstance(series, pd.Series) and series.name == "north"

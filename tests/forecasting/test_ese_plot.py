@@ -36,7 +36,7 @@ def test_forecast_display_draws_the_estimator_forecasts_beside_the_truth():
     ese = ESERegressor().fit(X[:120], y[:120])
     X_test, y_test = X[120:], y[120:]
     disp = ForecastDisplay.from_estimator(ese, X_test, y_test, systems=["s3", 1], name="ESE")
-    pred = ese.predict(X_test)
+    pred = np.asarray(ese.predict(X_test))  # a DataFrame for pandas windows
     assert len(disp.axes_) == 2 and [ax.get_title() for ax in disp.axes_] == ["s3", "s1"]
     for j, col in enumerate([3, 1]):
         np.testing.assert_array_equal(disp.forecast_lines_[j].get_ydata(), pred[:, col])
