@@ -855,9 +855,10 @@ def main():
         print(markdown_table(tg, ["target", "spec", "measured", "met"]))
         print(f"wrote {path}")
         return
-    import torch
+    if not args.quick:  # quick runs never touch torch (the hashing embedder)
+        import torch
 
-    torch.set_num_threads(1)
+        torch.set_num_threads(1)
     data = load_locomo()
     partial = Path(args.output).with_suffix(".partial.jsonl") if args.output else None
 
