@@ -274,8 +274,8 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
 
     @classmethod
     def _get_test_params(cls):
-        return [dict(problem=None, hidden_layer_sizes=(16,), solver="adam", n_iter_adam=50,
-                     lr=0.03, random_state=0)]
+        return [dict(problem=None, hidden_layer_sizes=(16,), solver="adam", n_iter_adam=30,
+                     lr=0.05, random_state=0)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
