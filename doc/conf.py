@@ -9,6 +9,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 os.environ.setdefault("MPLBACKEND", "Agg")
 
+# examples use IterativeImputer: sphinx-gallery resolves its name only once it is enabled
+from sklearn.experimental import enable_iterative_imputer  # noqa: F401
+
 import sklearn_icml26
 from sklearn_icml26.utils import all_estimators
 

@@ -58,8 +58,8 @@ for name, params in [("Adam", {"optimizer": "adam"}),
           f"greedy return {ret:.3f}, warnings: {len(caught)}")
 
 # %%
-# max |Q| and the spectral diagnostics over training
-# --------------------------------------------------
+# The largest Q-value and the spectral diagnostics over training
+# ---------------------------------------------------------------
 # Adam's critic stops once ``max |Q|`` exceeds 100 times the largest achievable value.
 # ``rho >= 1`` or ``max Re lambda(S) > 0`` flag that the linearised TD dynamics are not
 # contracting; in this setting they do so for both optimizers long before anything is visible

@@ -161,8 +161,8 @@ default="adam"
     Attributes
     ----------
     module_ : torch.nn.Module
-        The trained Q-network, states (n, n_features_in_) to Q-values (n, n_actions_), in the
-        internal (scaled) units.
+        The trained Q-network, states ``(n, n_features_in_)`` to Q-values ``(n, n_actions_)``,
+        in the internal (scaled) units.
     target_module_ : torch.nn.Module or None
         The target network, or None with ``target_update="none"``.
     optimizer_ : torch.optim.Optimizer
