@@ -509,7 +509,7 @@ def _many_levels(seed, n=50, levels=45, noise=12.0):
 def test_lin_hc2_with_leverage_one_units(seed):
     # Lin's estimate is linear in y: tau = c @ y, so with homoscedastic noise of sd 12 its
     # exact standard deviation given the design is 12 * |c|, read off unit vectors
-    from sklearn_icml26.treatment_effects._dynamic_ra import _baselines
+    from sklearn_icml26.treatment_effects._baselines import _baselines
 
     B, D, y = _many_levels(seed)
     n = len(y)
@@ -535,7 +535,7 @@ def test_lin_hc2_with_leverage_one_units(seed):
 
 
 def test_lin_hc2_without_residual_degrees_of_freedom_is_nan():
-    from sklearn_icml26.treatment_effects._dynamic_ra import _baselines
+    from sklearn_icml26.treatment_effects._baselines import _baselines
 
     B, D, y = _many_levels(0, n=24, levels=400)  # (almost) every unit has its own level
     with warnings.catch_warnings(record=True) as record:

@@ -1,0 +1,127 @@
+"""The per-period anchors of the adjuster: difference in means, CUPED and Lin's HC2 regression."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+
+def _welch(y1, y0):
+    diff = y1.mean() - y0.mean()
+    var = y1.var(ddof=1) / len(y1) + y0.var(ddof=1) / len(y0)
+    return diff, float(np.sqrt(var))
+
+
+_HIGH_LEVERAGE = 1e-10  # units with h_ii >= 1 - _HIGH_LEVERAGE carry no residual information
+
+
+def _independent_columns(Z, tol=1e-9):
+    """Indices of the columns of ``Z`` kept when each aliased column is dropped in order.
+
+    A column is kept when its part orthogonal to the kept columns before it is larger than
+    ``tol`` times its norm (Gram-Schmidt, reorthogonalised): R's ``lm`` convention, so a
+    duplicated covariate or dummies summing to the intercept drop out and leave every
+    coefficient of the other columns unchanged.
+    """
+    basis = np.zeros((Z.shape[0], 0))
+    keep = []
+    for j in range(Z.shape[1]):
+        column = Z[:, j]
+        size = np.linalg.norm(column)
+        if size == 0:
+            continue
+        v = column - basis @ (basis.T @ column)
+        v = v - basis @ (basis.T @ v)
+        residual = np.linalg.norm(v)
+        if residual > tol * size:
+            basis = np.column_stack([basis, v / residual])
+            keep.append(j)
+    return keep
+
+
+def _lin_hc2(y, D, Hc):
+    """Lin's interacted regression: the treatment coefficient and its HC2 standard error.
+
+    Returns ``(estimate, std_err, n_high_leverage, dof, identified)``. Aliased columns are
+    dropped in column order (``_independent_columns``); ``identified`` says whether the
+    treatment coefficient was estimable in the full design (no dropped column involves the
+    treatment column). Units with leverage ``h_ii >= 1 - 1e-10`` (e.g. the only unit of a
+    covariate level in its arm) have zero residuals that say nothing of their variance: in
+    the HC2 meat they get the pooled residual variance ``RSS / (n - rank)`` instead of
+    ``e_i^2 / (1 - h_ii)`` (0/0), and the standard error is NaN without residual degrees of
+    freedom.
+    """
+    n = len(y)
+    Z = np.column_stack([np.ones(n), D, Hc, D[:, None] * Hc])
+    keep = _independent_columns(Z)
+    identified = len(_independent_columns(np.delete(Z, 1, axis=1))) == len(keep) - 1
+    Zk = Z[:, keep]
+    Q, R = np.linalg.qr(Zk)
+    coef_rows = np.linalg.solve(R, Q.T)  # (Z'Z)^-1 Z' of the kept design
+    c = coef_rows[keep.index(1)]
+    estimate = float(c @ y)
+    resid = y - Q @ (Q.T @ y)
+    h = np.einsum("ij,ij->i", Q, Q)
+    high = h >= 1.0 - _HIGH_LEVERAGE
+    dof = n - Zk.shape[1]
+    meat = np.empty(n)
+    meat[~high] = resid[~high] ** 2 / (1.0 - h[~high])
+    if high.any():
+        meat[high] = np.sum(resid**2) / dof if dof > 0 else np.nan
+    std_err = float(np.sqrt(np.sum(c**2 * meat)))
+    return estimate, std_err, int(high.sum()), dof, identified
+
+
+def _baselines(H0, Y, on1, on0):
+    """Per-period DiM, CUPED and Lin (HC2) on units following either regime through t."""
+    rows = []
+    high_leverage, unidentified = [], []
+    for t in range(Y.shape[1]):
+        m = on1[:, t] | on0[:, t]
+        D = on1[m, t].astype(float)
+        y = Y[m, t]
+        row = {"period": t, "n_on_path_1": int(on1[:, t].sum()),
+               "n_on_path_0": int(on0[:, t].sum())}
+        if D.sum() < 2 or (1 - D).sum() < 2:
+            row.update(dim=np.nan, dim_se=np.nan, cuped=np.nan, cuped_se=np.nan, lin=np.nan,
+                       lin_se=np.nan)
+            rows.append(row)
+            continue
+        row["dim"], row["dim_se"] = _welch(y[D == 1], y[D == 0])
+        Hc = H0[m] - H0[m].mean(axis=0)
+        Hc = Hc[:, Hc.std(axis=0) > 1e-12]
+        design = np.column_stack([np.ones(len(y)), Hc])
+        theta = np.linalg.lstsq(design, y, rcond=None)[0][1:]
+        adjusted = y - Hc @ theta
+        row["cuped"], row["cuped_se"] = _welch(adjusted[D == 1], adjusted[D == 0])
+        row["lin"], row["lin_se"], n_high, dof, identified = _lin_hc2(y, D, Hc)
+        if n_high:
+            high_leverage.append((t, n_high, len(y), dof))
+        if not identified:
+            unidentified.append(t)
+        rows.append(row)
+    for t, n_high, n, dof in high_leverage:
+        consequence = (
+            f"the pooled residual variance (n - rank = {dof} degrees of freedom) stands in "
+            "for theirs in the HC2 meat" if dof > 0
+            else "no residual degrees of freedom remain: lin_se is NaN"
+        )
+        warnings.warn(
+            f"Lin (HC2) at period {t}: {n_high} of {n} units have leverage h_ii >= 1 - "
+            f"{_HIGH_LEVERAGE:g} in the interacted regression on the baseline covariates "
+            "(e.g. a covariate level with a single unit in its arm); their residuals are 0 "
+            f"and say nothing of their variance, so {consequence}. Use fewer covariates or "
+            "merge rare levels for a reliable Lin column",
+            UserWarning,
+            stacklevel=3,
+        )
+    if unidentified:
+        warnings.warn(
+            f"Lin at periods {unidentified}: the treatment coefficient is not identified in "
+            "the interacted regression (a baseline covariate is constant within one arm, e.g. "
+            "a level present in one arm only); the aliased interaction columns are dropped in "
+            "column order, as R's lm does, which sets those interactions to zero",
+            UserWarning,
+            stacklevel=3,
+        )
+    return pd.DataFrame(rows)
