@@ -475,7 +475,7 @@ def main(argv=None):
            "other conversations' questions, two codebook rows." if args.quick else "")
         + (f" REDUCED by the time budget (--max-minutes {args.max_minutes}): only "
            f"{len(done)} of {len(seeds) * len(convs)} (split seed, conversation) pairs ran: "
-           f"{done}; the targets use split seed 0 where the spec says so and every finished "
+           f"{done}; the targets use split seed 0 where the protocol says so and every finished "
            "pair otherwise." if cut else ""))
     notes = [
         "Success is measured by substring containment, so a value merged into a longer one "
