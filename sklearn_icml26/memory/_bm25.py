@@ -34,8 +34,8 @@ def bm25_tokenize(text, stopwords=BM25_STOPWORDS_EN):
     Examples
     --------
     >>> from sklearn_icml26.memory import bm25_tokenize
-    >>> bm25_tokenize("Caroline went to the LGBTQ support group.")
-    ['caroline', 'went', 'lgbtq', 'support', 'group']
+    >>> bm25_tokenize("Alice went to the climbing group.")
+    ['alice', 'went', 'climbing', 'group']
     """
     return [w for w in _TOKEN.findall(text.lower()) if w not in stopwords]
 
@@ -78,8 +78,8 @@ class IncrementalBM25:
     --------
     >>> from sklearn_icml26.memory import IncrementalBM25
     >>> index = IncrementalBM25()
-    >>> for text in ["caroline went support group", "melanie painted sunrise sunrise",
-    ...              "support group lgbtq"]:
+    >>> for text in ["alice went support group", "bea painted sunrise sunrise",
+    ...              "support group climbing"]:
     ...     _ = index.add(text)
     >>> [round(float(s), 6) for s in index.get_scores("support sunrise group")]
     [0.361226, 0.544561, 0.409508]

@@ -50,8 +50,8 @@ def keyword_text(text, extra_stop_words=()):
     Examples
     --------
     >>> from sklearn_icml26.memory import keyword_text
-    >>> keyword_text("Caroline: I went to the LGBTQ support group yesterday!")
-    'caroline went lgbtq support group yesterday'
+    >>> keyword_text("Alice: I went to the climbing group yesterday!")
+    'alice went climbing group yesterday'
     """
     words = [w for w in _WORD.findall(text.lower())
              if w not in ENGLISH_STOP_WORDS and w not in extra_stop_words]

