@@ -348,9 +348,9 @@ def main(argv=None):
            "(kappa = 1, tau = 1) runs (no separate timing pass)." if args.no_timing else
            "; the timing row measures CPU seconds per step of Adam and AdamO alternately "
            "without diagnostics (Polyak target, after a warm-up, 100 steps x 3 rounds)."),
-        "The calibration runs and the two comparison regimes replace the full 12-cell calibration grid: the "
-        "collapsing configuration (no target, lr 1e-3, narrow) and the stable one (Polyak "
-        "0.005, lr 1e-3) are the comparison's own Adam rows.",
+        "The calibration runs and the two comparison regimes replace the full 12-cell "
+        "calibration grid: the collapsing configuration (no target, lr 1e-3, narrow) and the "
+        "stable one (Polyak 0.005, lr 1e-3) are the comparison's own Adam rows.",
         "The paper's published D4RL numbers (TD3+BC, IQL, ReBRAC, PARS) cannot be "
         "reproduced: D4RL needs MuJoCo and a run-time download.",
     ]
