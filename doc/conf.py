@@ -96,6 +96,23 @@ def _list_table(rows, columns, headers=None):
     return lines + [""]
 
 
+def _bench_figure(name, payload, plot_benchmark):
+    """Draw ``_bench/<name>.png``, the benchmark's dot plot; False when there is none."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    ax = plot_benchmark(name, payload)
+    if ax is None:
+        return False
+    ax.figure.savefig(HERE / "_bench" / f"{name}.png", dpi=90, bbox_inches="tight")
+    plt.close(ax.figure)
+    return True
+
+
 def _write_benchmarks_page():
     """Write benchmarks.rst and one ``_bench/<name>.rst`` per benchmark from the result files.
 
@@ -108,6 +125,7 @@ def _write_benchmarks_page():
         TARGET_COLUMNS,
         TARGET_HEADERS,
         load_results,
+        plot_benchmark,
     )
 
     results = load_results()
@@ -121,6 +139,10 @@ def _write_benchmarks_page():
         else:
             rows = payload["rows"]
             lines = []
+            if _bench_figure(name, payload, plot_benchmark):
+                lines += [f".. image:: /_bench/{name}.png",
+                          f"   :alt: {name}: the headline metric of every method per data set",
+                          ""]
             if payload.get("protocol"):
                 lines += [f"Protocol: {_escape(payload['protocol'])}", ""]
             if payload.get("targets"):

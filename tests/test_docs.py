@@ -23,3 +23,6 @@ def test_sphinx_build_without_warnings(tmp_path):
     pages = [p.read_text(encoding="utf-8") for p in (tmp_path / "html").rglob("*.html")]
     assert not [p for p in pages if "cdn.jsdelivr.net" in p or "mathjax@" in p]
     assert any("_static/mathjax/tex-chtml.js" in p for p in pages)
+    # the benchmarks page shows a figure per benchmark beside its tables
+    bench = (tmp_path / "html" / "benchmarks.html").read_text(encoding="utf-8")
+    assert bench.count("<img") >= 5 and (tmp_path / "html" / "_images" / "skewd.png").is_file()

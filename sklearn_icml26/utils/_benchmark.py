@@ -323,3 +323,117 @@ def update_readme(readme=None, results_dir=None):
     if new != text:
         path.write_text(new)
     return new != text
+
+
+# The headline metric of each benchmark's plot on the docs' benchmarks page: (metric, the row keys
+# that name a group besides ``dataset``, whether lower is better). A result file may override it
+# with a ``"plot": {"metric": ..., "group": [...], "lower_is_better": ...}`` entry; a benchmark
+# absent from both is plotted on its most common numeric column.
+PLOT_SPECS = {
+    "adamo": ("greedy_return", [], False),
+    "ese": ("rmse_over_rw", [], True),
+    "grumem": ("evidence_recall", [], False),
+    "hdtree": ("DP", [], False),
+    "holder_transformer": ("rmse", [], True),
+    "inforeasoner": ("auc", [], False),
+    "longitudinal": ("rmse", [], True),
+    "mpf": ("cd_l1", ["noise"], True),
+    "neuromamba": ("mae_sd_mean", [], True),
+    "neuromem": ("final_recall_at_5", [], False),
+    "pinnfluence": ("relative_l2", ["config"], True),
+    "reasonedit": ("harmonic_mean", [], False),
+    "skewd": ("accuracy", [], False),
+    "violin": ("accuracy", [], False),
+}
+_NOT_A_METRIC = ("seconds", "memory", "seed", "n_", "reps")
+
+
+def _plot_spec(name, payload):
+    given = payload.get("plot") or {}
+    metric, group, lower = PLOT_SPECS.get(name, (None, [], True))
+    metric = given.get("metric", metric)
+    group = list(given.get("group", group))
+    lower = given.get("lower_is_better", lower)
+    rows = payload.get("rows", [])
+
+    def numeric(value):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+    if metric is None or not any(numeric(row.get(metric)) for row in rows):
+        counts = {}
+        for row in rows:
+            for key, value in row.items():
+                if numeric(value) and not any(word in key for word in _NOT_A_METRIC):
+                    counts[key] = counts.get(key, 0) + 1
+        metric = max(counts, key=counts.get) if counts else None
+    return metric, group, lower
+
+
+def plot_benchmark(name, payload, *, max_groups=12, ax=None):
+    """Dot plot of a benchmark's headline metric: one row per data set, one marker per method.
+
+    Each data set (with the benchmark's extra group keys, e.g. the noise level) that has the
+    metric for at least two methods gets a row; a method measured several times there (seeds,
+    splits) is shown at its mean. Methods are told apart by colour and marker, with the legend
+    below the axes. This is the figure of each benchmark on the documentation's benchmarks page.
+
+    Parameters
+    ----------
+    name : str
+        Benchmark name (``benchmarks/results/<name>.json``); picks the metric from
+        :data:`PLOT_SPECS` unless the payload has a ``"plot"`` entry.
+    payload : dict
+        The parsed result file (``rows`` is a list of dicts with ``dataset`` and ``method``).
+    max_groups : int, default=12
+        At most this many data sets are drawn (the first ones in the file).
+    ax : matplotlib.axes.Axes, default=None
+        Axes to draw on; default a new figure sized to the number of data sets.
+
+    Returns
+    -------
+    ax : matplotlib.axes.Axes or None
+        The axes, or None when no metric has two methods on one data set.
+
+    Raises
+    ------
+    ImportError
+        If matplotlib is not installed (the ``plot`` extra).
+    """
+    import matplotlib.pyplot as plt
+
+    metric, group, lower = _plot_spec(name, payload)
+    if metric is None:
+        return None
+    values = {}
+    for row in payload.get("rows", []):
+        value = row.get(metric)
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value:
+            continue
+        label = " · ".join([str(row.get("dataset", "?"))]
+                           + [f"{key}={row[key]}" for key in group if key in row])
+        values.setdefault(label, {}).setdefault(str(row.get("method", "?")), []).append(value)
+    groups = [g for g, by_method in values.items() if len(by_method) >= 2][:max_groups]
+    if not groups:
+        return None
+    methods = list(dict.fromkeys(m for g in groups for m in values[g]))
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 1.0 + 0.45 * len(groups) + 0.22 * len(methods)),
+                             layout="constrained")
+    markers = "oDs^vP*Xhd<>p"
+    colours = plt.get_cmap("tab20")
+    for j, method in enumerate(methods):
+        xs, ys = [], []
+        for i, g in enumerate(groups):
+            if method in values[g]:
+                xs.append(sum(values[g][method]) / len(values[g][method]))
+                ys.append(i)
+        ax.scatter(xs, ys, marker=markers[j % len(markers)], color=colours(j % 20), s=36,
+                   label=method[:70], zorder=3)
+    ax.set_yticks(range(len(groups)), [g[:60] for g in groups], fontsize=8)
+    ax.invert_yaxis()
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_xlabel(f"{metric} ({'lower' if lower else 'higher'} is better)")
+    ax.set_title(name)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.3 / max(len(groups), 1)),
+              ncol=2, fontsize=7, frameon=False)
+    return ax

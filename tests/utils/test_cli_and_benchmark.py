@@ -230,3 +230,32 @@ def test_longitudinal_benchmark_pools_disjoint_runs_exactly():
         for key, value in want["per_period"].items():
             np.testing.assert_allclose(got["per_period"][key], value, rtol=1e-12, err_msg=key)
         np.testing.assert_allclose(got["fit_seconds"], want["fit_seconds"], rtol=1e-12)
+
+
+def test_plot_benchmark_draws_the_mean_of_each_method_per_dataset():
+    pytest.importorskip("matplotlib", reason="plotting needs the plot extra")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sklearn_icml26.utils._benchmark import plot_benchmark
+
+    payload = {"rows": [
+        {"dataset": "a", "method": "ours", "score": 0.5, "fit_seconds": 9.0},
+        {"dataset": "a", "method": "ours", "score": 0.7, "fit_seconds": 9.0},
+        {"dataset": "a", "method": "anchor", "score": 0.2, "fit_seconds": 1.0},
+        {"dataset": "b", "method": "ours", "score": 0.9},  # one method only: not drawn
+        {"dataset": "c", "method": "ours", "score": float("nan")},
+        {"dataset": "c", "method": "anchor", "score": 0.1},
+    ], "plot": {"metric": "score", "lower_is_better": False}}
+    ax = plot_benchmark("toy", payload)
+    offsets = {c.get_label(): c.get_offsets().tolist() for c in ax.collections}
+    assert offsets == {"ours": [[pytest.approx(0.6), 0.0]], "anchor": [[0.2, 0.0]]}
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a"]
+    assert "higher is better" in ax.get_xlabel()
+    # without a "plot" entry and with no known metric, the most common numeric column is used
+    ax = plot_benchmark("toy", {"rows": payload["rows"]})
+    assert ax.get_xlabel().startswith("score")
+    assert plot_benchmark("toy", {"rows": [{"dataset": "a", "method": "m", "x": 1}]}) is None
+    plt.close("all")
