@@ -27,3 +27,11 @@ from ._aoeb import (  # noqa: E402
 
 __all__ += ["AOEB_LOCOMO_SUBSETS", "bm25_scorer", "build_locomo_retrieval_task",
             "evaluate_retrieval", "score_candidates"]
+
+from ._gated_reader import (  # noqa: E402
+    GatedMemoryReader,
+    make_locomo_episodes,
+    make_planted_episodes,
+)
+
+__all__ += ["GatedMemoryReader", "make_locomo_episodes", "make_planted_episodes"]
