@@ -1,0 +1,578 @@
+"""TaskSandbox: a container-free isolated workspace over a cached environment.
+
+Method: "SWE-MiniSandbox" (ICML 2026, arXiv:2602.11210) replaces a container per task by
+kernel namespaces, an overlay over a pre-built environment and a per-task writable layer.
+"""
+
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ._cache import EnvironmentCache, _rmtree
+from ._limits import ControlGroup, SandboxLimits
+
+__all__ = ["SandboxError", "SandboxResult", "SandboxUnavailableError", "TaskSandbox",
+           "Change", "check_sandbox_support"]
+
+_INSIDE = Path(__file__).with_name("_inside.py")
+_NAMESPACES = ["--mount", "--pid", "--net", "--uts", "--ipc", "--fork", "--kill-child"]
+_SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"]
+_ETC_FILES = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
+              "/etc/alternatives", "/etc/mime.types"]
+_PASS_ENV = ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+             "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS", "LANG", "LC_ALL", "TZ"]
+_LAUNCH = ('n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; '
+           'n=$((n-1)); done; exec "$@"')
+_SETUP_FAILED = 125
+_STALE_PREFIX = "task-"
+_support_cache = {}
+
+
+class SandboxUnavailableError(RuntimeError):
+    """This machine cannot isolate a task (the message names what is missing)."""
+
+
+class SandboxError(RuntimeError):
+    """A sandbox could not be assembled, or a sandboxed call failed."""
+
+
+@dataclass
+class SandboxResult:
+    """What :meth:`TaskSandbox.run` returns.
+
+    Attributes
+    ----------
+    returncode : int
+        Exit code of the task's main process; ``128 + n`` when signal ``n`` ended it,
+        137 after a timeout.
+    stdout, stderr : bytes
+        What the task wrote (at most ``max_output_bytes`` of each).
+    seconds : float
+        Wall-clock seconds from launch to the end of the namespace (setup included).
+    timed_out : bool
+        Whether the wall-clock limit ended the task (its whole process tree is killed).
+    peak_memory_mb : float
+        Largest peak resident memory of one process of the task, in MiB (``wait4``
+        accounting over the reaped process tree).
+    """
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    seconds: float
+    timed_out: bool = False
+    peak_memory_mb: float = float("nan")
+
+    @property
+    def ok(self):
+        """Whether the task exited with code 0."""
+        return self.returncode == 0 and not self.timed_out
+
+
+@dataclass(frozen=True, order=True)
+class Change:
+    """One entry of :meth:`TaskSandbox.changed_files`: a path and ``"written"``/``"deleted"``."""
+
+    path: str
+    kind: str = field(default="written")
+
+
+def _fail_reason(mode):
+    """Why ``mode`` cannot work here (None when nothing obvious is missing)."""
+    if sys.platform != "linux":
+        return f"Linux namespaces are needed; this is {sys.platform}"
+    if shutil.which("unshare") is None:
+        return "the util-linux 'unshare' command is not installed"
+    try:
+        with open("/proc/filesystems") as fh:
+            if "overlay" not in fh.read():
+                # a module that loads on first mount still shows up after the probe below
+                pass
+    except OSError:
+        return "/proc/filesystems is unreadable"
+    if mode == "root" and os.geteuid() != 0:
+        return "root mode needs uid 0; this process runs as uid " + str(os.geteuid())
+    if mode == "userns":
+        try:
+            if int(Path("/proc/sys/user/max_user_namespaces").read_text()) == 0:
+                return "user namespaces are disabled (user.max_user_namespaces = 0)"
+        except (OSError, ValueError):
+            pass
+        clone = Path("/proc/sys/kernel/unprivileged_userns_clone")
+        if os.geteuid() != 0 and clone.exists() and clone.read_text().strip() == "0":
+            return ("unprivileged user namespaces are disabled "
+                    "(kernel.unprivileged_userns_clone = 0)")
+    return None
+
+
+def check_sandbox_support(mode="auto"):
+    """Which isolation mode works on this machine, probed once by assembling a sandbox.
+
+    Parameters
+    ----------
+    mode : {"auto", "userns", "root"}, default="auto"
+        ``"userns"``: user namespace (works unprivileged where the kernel allows, and as
+        root); ``"root"``: no user namespace, the task runs as ``nobody`` (needs uid 0);
+        ``"auto"``: ``"userns"``, else ``"root"``.
+
+    Returns
+    -------
+    mode : str
+        ``"userns"`` or ``"root"``.
+
+    Raises
+    ------
+    SandboxUnavailableError
+        When no mode works; the message names what is missing for each (never a silent
+        fallback to running unisolated).
+    ValueError
+        If ``mode`` is not one of the above.
+    """
+    if mode not in ("auto", "userns", "root"):
+        raise ValueError(f"mode must be 'auto', 'userns' or 'root'; got {mode!r}")
+    candidates = ["userns", "root"] if mode == "auto" else [mode]
+    reasons = []
+    for candidate in candidates:
+        if candidate not in _support_cache:
+            reason = _fail_reason(candidate)
+            if reason is None:
+                reason = _probe(candidate)
+            _support_cache[candidate] = reason
+        if _support_cache[candidate] is None:
+            return candidate
+        reasons.append(f"{candidate} mode: {_support_cache[candidate]}")
+    raise SandboxUnavailableError("no sandbox can be assembled on this machine; "
+                                  + "; ".join(reasons))
+
+
+def _probe(mode):
+    try:
+        with TaskSandbox(None, mode=mode, _probe=True) as box:
+            res = box.run(["/bin/sh", "-c", "echo ok > /workspace/probe"], timeout=20)
+            if res.returncode != 0 or not (box.upper / "workspace" / "probe").exists():
+                return ("the probe task failed: "
+                        + res.stderr.decode(errors="replace").strip()[-400:])
+    except (SandboxError, OSError) as exc:
+        return str(exc)
+    return None
+
+
+def default_sandbox_dir():
+    """Folder of the per-task sandbox folders (``$SKLEARN_ICML26_SANDBOX_DIR`` or tempdir)."""
+    env = os.environ.get("SKLEARN_ICML26_SANDBOX_DIR")
+    return Path(env) if env else Path(tempfile.gettempdir()) / "sklearn_icml26_sandboxes"
+
+
+def cleanup_stale(base_dir=None):
+    """Remove the folders of sandboxes whose owning process is gone (after a host crash).
+
+    Parameters
+    ----------
+    base_dir : str or path-like, default=None
+        Folder of the sandbox folders; default ``$SKLEARN_ICML26_SANDBOX_DIR`` or
+        ``<tempdir>/sklearn_icml26_sandboxes``.
+
+    Returns
+    -------
+    removed : list of pathlib.Path
+        The folders removed.
+    """
+    base = Path(base_dir) if base_dir is not None else default_sandbox_dir()
+    removed = []
+    if not base.is_dir():
+        return removed
+    for path in base.glob(f"{_STALE_PREFIX}*"):
+        try:
+            owner = int(path.name.split("-")[1])
+        except (IndexError, ValueError):
+            continue
+        if owner != os.getpid() and not Path(f"/proc/{owner}").exists():
+            _rmtree(path)
+            removed.append(path)
+    return removed
+
+
+class TaskSandbox:
+    """An isolated, disposable workspace in which to run an untrusted task.
+
+    Each :meth:`run` starts its command in fresh mount, PID, network, UTS and IPC namespaces
+    (plus a user namespace in ``"userns"`` mode) whose root is assembled from scratch: the
+    host's system folders and base Python read-only, the environment cache at ``/env`` as the
+    lower layer of an overlay whose upper layer belongs to this sandbox, ``/workspace``
+    (writable; an overlay over the cache's snapshot or ``workspace`` when given), private
+    ``/tmp``, ``/dev`` and ``/proc``. The host's other files, processes and network are not
+    there. What the task writes stays in the sandbox's own folder (see :meth:`changed_files`)
+    and is deleted by :meth:`close`. Mounts exist only inside the task's mount namespace, so
+    none outlives the task, whatever way it ends.
+
+    Parameters
+    ----------
+    cache : EnvironmentCache or None
+        Environment mounted at ``/env`` (its interpreter is ``/env/bin/python``); None runs
+        with the host's system folders only.
+    workspace : str or path-like, default=None
+        Host folder shown read-only under ``/workspace``'s writable layer (like the cache's
+        snapshot, which it replaces).
+    mode : {"auto", "userns", "root"}, default="auto"
+        Isolation mode, see :func:`check_sandbox_support`.
+    limits : SandboxLimits or dict, default=None
+        Resource limits (default :class:`SandboxLimits` ()).
+    env : dict of str to str, default=None
+        Extra environment variables of every run (added to a minimal environment).
+    hostname : str, default="sandbox"
+        Host name inside.
+    base_dir : str or path-like, default=None
+        Where the sandbox folder is created (same file system for its layers); default
+        ``$SKLEARN_ICML26_SANDBOX_DIR`` or ``<tempdir>/sklearn_icml26_sandboxes``.
+    max_output_bytes : int, default=16 MiB
+        Most bytes of stdout and of stderr kept per run.
+
+    Attributes
+    ----------
+    mode : str
+        The isolation mode in use.
+    path : pathlib.Path
+        The sandbox's host folder (None before :meth:`open` / after :meth:`close`).
+    enforced_limits : list of str
+        The mechanisms enforcing the limits on the last run (rlimits, cgroup files).
+
+    Raises
+    ------
+    SandboxUnavailableError
+        When neither mode works on this machine (the message says what is missing).
+
+    See Also
+    --------
+    EnvironmentCache : builds the environment.
+    run_in_sandbox : runs a Python call in a sandbox.
+
+    Notes
+    -----
+    Threat model: see the user guide's sandbox page. In short, a task cannot read or write
+    the host's files other than the read-only system folders, the base Python and the cache;
+    cannot see or signal host processes; has no network (only a loopback interface that is
+    down); cannot remount or unmount anything (its mounts are locked in a nested user
+    namespace, or it runs as ``nobody``); and is bounded in time, memory, processes and file
+    size. It shares the host's kernel, CPU time, and the contents of ``/usr``.
+
+    Examples
+    --------
+    >>> from sklearn_icml26.sandbox import TaskSandbox, sandbox_available
+    >>> if sandbox_available():
+    ...     with TaskSandbox(None) as box:
+    ...         res = box.run(["/bin/sh", "-c", "echo hi > /workspace/out; hostname"])
+    ...         print(res.returncode, res.stdout.decode().strip(), box.changed_files())
+    ... else:
+    ...     print("0 sandbox [Change(path='/workspace/out', kind='written')]")
+    0 sandbox [Change(path='/workspace/out', kind='written')]
+    """
+
+    def __init__(self, cache=None, *, workspace=None, mode="auto", limits=None, env=None,
+                 hostname="sandbox", base_dir=None, max_output_bytes=16 * 2**20, _probe=False):
+        if cache is not None and not isinstance(cache, EnvironmentCache):
+            raise TypeError(f"cache must be an EnvironmentCache or None; got "
+                            f"{type(cache).__name__}")
+        if limits is None:
+            limits = SandboxLimits()
+        elif isinstance(limits, dict):
+            limits = SandboxLimits(**limits)
+        elif not isinstance(limits, SandboxLimits):
+            raise TypeError(f"limits must be a SandboxLimits or a dict; got "
+                            f"{type(limits).__name__}")
+        if workspace is not None and not Path(workspace).is_dir():
+            raise ValueError(f"workspace must be an existing folder; got {workspace}")
+        self.cache, self.limits, self.hostname = cache, limits, str(hostname)
+        self.workspace = Path(workspace).resolve() if workspace is not None else None
+        self.env = dict(env or {})
+        self.base_dir = Path(base_dir) if base_dir is not None else default_sandbox_dir()
+        self.max_output_bytes = int(max_output_bytes)
+        self.mode = mode if _probe else check_sandbox_support(mode)
+        self.path = None
+        self.enforced_limits = []
+        self._lock = threading.Lock()
+
+    # -- life cycle ----------------------------------------------------------------------------
+    def __enter__(self):
+        return self.open()
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def open(self):
+        """Create the sandbox's host folder (its layers); returns ``self``."""
+        if self.path is not None:
+            return self
+        self.base_dir.mkdir(parents=True, exist_ok=True)
+        cleanup_stale(self.base_dir)
+        self.path = Path(tempfile.mkdtemp(prefix=f"{_STALE_PREFIX}{os.getpid()}-",
+                                          dir=self.base_dir))
+        for name in ("upper/env", "work/env", "upper/workspace", "work/workspace", "io",
+                     "root"):
+            (self.path / name).mkdir(parents=True)
+        if self.mode == "root":  # the task runs as nobody: its writable places are its own
+            for name in ("upper/workspace", "io"):
+                os.chown(self.path / name, 65534, 65534)
+        return self
+
+    def close(self):
+        """Remove everything the sandbox made (its processes are gone by then)."""
+        if self.path is not None:
+            _rmtree(self.path)
+            self.path = None
+
+    @property
+    def upper(self):
+        """Host folder of the writable layers (``env/``, ``workspace/``)."""
+        self._check_open()
+        return self.path / "upper"
+
+    def _check_open(self):
+        if self.path is None:
+            raise SandboxError("the sandbox is closed; use it as a context manager or call "
+                               "open() first")
+
+    # -- running -------------------------------------------------------------------------------
+    def _config(self, argv, timeout, cwd, env, lifeline):
+        root = self.path / "root"
+        binds, symlinks = [], []
+        for d in _SYSTEM_DIRS:
+            if os.path.islink(d):
+                symlinks.append((d, os.readlink(d)))
+            elif os.path.isdir(d):
+                binds.append((d, d))
+        for f in _ETC_FILES:
+            if os.path.exists(f):
+                binds.append((os.path.realpath(f), f))
+        overlays, rw_binds = [], []
+        if self.cache is not None:
+            prefix = str(self.cache.python_prefix)
+            if not any(prefix == d or prefix.startswith(d + "/") for d, _ in binds):
+                binds.append((prefix, prefix))
+            overlays.append({"target": "/env", "lower": str(self.cache.env_dir),
+                             "upper": str(self.path / "upper/env"),
+                             "work": str(self.path / "work/env")})
+        lower = self.workspace or (self.cache.snapshot_dir if self.cache is not None else None)
+        if lower is not None:
+            overlays.append({"target": "/workspace", "lower": str(lower),
+                             "upper": str(self.path / "upper/workspace"),
+                             "work": str(self.path / "work/workspace")})
+        else:
+            rw_binds.append((str(self.path / "upper/workspace"), "/workspace"))
+        rw_binds.append((str(self.path / "io"), "/.sandbox"))
+        for spec in overlays:
+            for key in ("lower", "upper", "work"):
+                if any(c in spec[key] for c in ",:\\"):
+                    raise SandboxError(f"overlay paths may not hold ',', ':' or '\\': "
+                                       f"{spec[key]}")
+        base_env = {"PATH": "/env/bin:/usr/local/bin:/usr/bin:/bin", "HOME": "/workspace",
+                    "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
+                    "PYTHONUNBUFFERED": "1"}
+        base_env.update({k: os.environ[k] for k in _PASS_ENV if k in os.environ})
+        base_env.update(self.env)
+        base_env.update(env or {})
+        files = {"/etc/passwd": "root:x:0:0:root:/workspace:/bin/sh\n"
+                                "nobody:x:65534:65534:nobody:/workspace:/bin/sh\n",
+                 "/etc/group": "root:x:0:\nnogroup:x:65534:\n",
+                 "/etc/hosts": f"127.0.0.1 localhost {self.hostname}\n",
+                 "/etc/hostname": self.hostname + "\n", "/etc/resolv.conf": ""}
+        return {"root": str(root), "binds": binds, "symlinks": symlinks, "overlays": overlays,
+                "rw_binds": rw_binds, "files": files, "userns": self.mode == "userns",
+                "tmp_size_mb": self.limits.tmp_size_mb, "hostname": self.hostname,
+                "argv": [str(a) for a in argv], "env": base_env, "cwd": cwd,
+                "timeout": timeout, "rlimits": self.limits.rlimits(),
+                "lifeline_fd": lifeline, "status": str(self.path / "status.json")}
+
+    def run(self, argv, *, timeout=None, input=None, env=None, cwd="/workspace"):
+        """Run a command in the sandbox and wait for it (and every process it started).
+
+        Parameters
+        ----------
+        argv : list of str
+            The command; ``argv[0]`` is looked up on the sandbox's ``PATH`` (``/env/bin``
+            first).
+        timeout : float, default=None
+            Wall-clock limit in seconds; past it the task's whole process tree is killed and
+            ``timed_out`` is set. None: no limit.
+        input : bytes, default=None
+            Standard input of the task.
+        env : dict of str to str, default=None
+            Extra environment variables of this run.
+        cwd : str, default="/workspace"
+            Working directory inside the sandbox.
+
+        Returns
+        -------
+        result : SandboxResult
+            Exit code, output, seconds, timeout flag, peak memory.
+
+        Raises
+        ------
+        SandboxError
+            If the sandbox could not be assembled (the message carries the reason).
+        ValueError
+            If ``argv`` is empty or ``timeout`` is not positive.
+        """
+        self._check_open()
+        if isinstance(argv, (str, bytes)) or not len(argv):
+            raise ValueError(f"argv must be a non-empty list of strings; got {argv!r}")
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds; got {timeout!r}")
+        with self._lock:
+            return self._run(argv, timeout, input, env, cwd)
+
+    def _run(self, argv, timeout, input, env, cwd):
+        run_id = uuid.uuid4().hex[:8]
+        lifeline_r, lifeline_w = os.pipe()
+        cfg_path = self.path / f"run-{run_id}.json"
+        out_path, err_path = self.path / f"stdout-{run_id}", self.path / f"stderr-{run_id}"
+        status_path = self.path / "status.json"
+        status_path.unlink(missing_ok=True)
+        cfg = self._config(argv, timeout, cwd, env, lifeline_r)
+        cfg_path.write_text(json.dumps(cfg))
+        cgroup = ControlGroup(self.limits)
+        self.enforced_limits = [f"rlimit {k}" for k in cfg["rlimits"]] + cgroup.enforced
+        ns = (["--user", "--map-root-user"] if self.mode == "userns" else []) + _NAMESPACES
+        base_python = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
+        cmd = (["/bin/sh", "-c", _LAUNCH, "sh", str(len(cgroup.procs_files)),
+                *cgroup.procs_files, "unshare", *ns, base_python, "-I", "-S", str(_INSIDE),
+                str(cfg_path)])
+        stdin = subprocess.DEVNULL
+        if input is not None:
+            in_path = self.path / f"stdin-{run_id}"
+            in_path.write_bytes(input)
+            stdin = open(in_path, "rb")
+        start = time.perf_counter()
+        killer = None
+        try:
+            with open(out_path, "wb") as out, open(err_path, "wb") as err:
+                proc = subprocess.Popen(cmd, stdin=stdin, stdout=out, stderr=err,
+                                        pass_fds=(lifeline_r,), start_new_session=True,
+                                        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+            os.close(lifeline_r)
+            lifeline_r = None
+            if timeout is not None:  # the namespace's PID 1 enforces it; this is a backstop
+                killer = threading.Timer(timeout + 10, _killpg, (proc.pid,))
+                killer.daemon = True
+                killer.start()
+            _, wstatus, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(wstatus)
+            seconds = time.perf_counter() - start
+        finally:
+            if killer is not None:
+                killer.cancel()
+            if lifeline_r is not None:
+                os.close(lifeline_r)
+            os.close(lifeline_w)
+            if stdin is not subprocess.DEVNULL:
+                stdin.close()
+            cgroup.remove()
+        stdout, stderr = _read(out_path, self.max_output_bytes), _read(err_path,
+                                                                       self.max_output_bytes)
+        for p in (cfg_path, out_path, err_path, self.path / f"stdin-{run_id}"):
+            p.unlink(missing_ok=True)
+        try:
+            status = json.loads(status_path.read_text())
+        except (OSError, ValueError):
+            raise SandboxError(
+                f"the sandbox could not be assembled (launcher exit code {proc.returncode}): "
+                + stderr.decode(errors="replace").strip()[-2000:]) from None
+        rss = usage.ru_maxrss / 1024
+        return SandboxResult(
+            returncode=137 if status["timed_out"] else _exit_code(status["returncode"]),
+            stdout=stdout, stderr=stderr, seconds=seconds, timed_out=status["timed_out"],
+            peak_memory_mb=rss)
+
+    # -- inspecting ----------------------------------------------------------------------------
+    def changed_files(self):
+        """What the task wrote or deleted, as paths inside the sandbox.
+
+        Returns
+        -------
+        changes : list of Change
+            Sorted; ``kind`` is ``"written"`` (created or modified file, link or folder
+            created) or ``"deleted"`` (overlay whiteout of a file of the cache or snapshot).
+        """
+        self._check_open()
+        changes = []
+        for layer, mount in (("env", "/env"), ("workspace", "/workspace")):
+            top = self.path / "upper" / layer
+            for dirpath, dirnames, filenames in os.walk(top):
+                for name in filenames + [d for d in dirnames
+                                         if os.path.islink(os.path.join(dirpath, d))]:
+                    full = os.path.join(dirpath, name)
+                    rel = mount + "/" + os.path.relpath(full, top)
+                    st = os.lstat(full)
+                    deleted = stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
+                    changes.append(Change(rel, "deleted" if deleted else "written"))
+        return sorted(changes)
+
+    def read_file(self, path):
+        """Bytes of a file the task wrote (from the sandbox's writable layer).
+
+        Parameters
+        ----------
+        path : str
+            Path inside the sandbox, under ``/workspace`` or ``/env``.
+
+        Returns
+        -------
+        data : bytes
+            The file's content.
+
+        Raises
+        ------
+        FileNotFoundError
+            If the task did not write that file.
+        ValueError
+            If ``path`` is not under ``/workspace`` or ``/env``, or leaves it through ``..`` or
+            a link.
+        """
+        self._check_open()
+        for layer in ("workspace", "env"):
+            prefix = f"/{layer}/"
+            if str(path).startswith(prefix):
+                top = (self.path / "upper" / layer).resolve()
+                target = (top / str(path)[len(prefix):]).resolve()
+                if target != top and top not in target.parents:
+                    raise ValueError(f"{path} leaves the sandbox's /{layer}")
+                return target.read_bytes()
+        raise ValueError(f"path must be under /workspace/ or /env/; got {path!r}")
+
+
+def _killpg(pid):
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _exit_code(code):
+    return 128 - code if code < 0 else code
+
+
+def _read(path, limit):
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(limit)
+    except OSError:
+        return b""
+
+
+def sandbox_available(mode="auto"):
+    """Whether :class:`TaskSandbox` works here (see :func:`check_sandbox_support`)."""
+    try:
+        check_sandbox_support(mode)
+    except SandboxUnavailableError:
+        return False
+    return True
