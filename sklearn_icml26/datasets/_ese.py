@@ -339,7 +339,8 @@ def load_ese_synthetic(n_systems=10, data_home=None, *, download_if_missing=True
 
 def make_interacting_systems(n_systems=10, n_timesteps=1000, n_attributes=2,
                              share_reversion=0.5, share_noise=0.1, aggregate_ar=0.9,
-                             aggregate_noise=0.05, level=10.0, random_state=None):
+                             aggregate_noise=0.05, level=10.0, random_state=None, *,
+                             share_drift=0.0, share_jump=0.0, jump_time=0.5):
     """Positive panel of systems whose logistic-normal shares revert to an equilibrium.
 
     With ``A`` (n, m), ``beta`` (m), ``E`` (T, n) and ``U`` (T) standard normal (drawn in that
@@ -351,6 +352,13 @@ def make_interacting_systems(n_systems=10, n_timesteps=1000, n_attributes=2,
         Y_t = n level exp(x_t) softmax(z_t)
 
     started from their stationary laws; the equilibrium shares are ``softmax(eta)``.
+
+    Shares whose composition changes: with ``share_drift`` or ``share_jump`` non-zero, a
+    centred standard-normal direction ``d`` (n) is drawn after ``U`` (so the default panel is
+    unchanged) and the equilibrium moves, ``eta_t = eta + share_drift * t * d`` (a linear trend
+    of the logits) ``+ share_jump * d * [t >= round(jump_time * T)]`` (a break); the logits
+    then revert to the moving target, ``z_t = eta_t + (1 - kappa) (z_{t-1} - eta_{t-1}) +
+    share_noise E_t``.
 
     Parameters
     ----------
@@ -372,6 +380,13 @@ def make_interacting_systems(n_systems=10, n_timesteps=1000, n_attributes=2,
         Mean level per system (> 0): the aggregate is ``n * level * exp(x_t)``.
     random_state : int, RandomState instance or None, default=None
         Seed of the draws.
+    share_drift : float, default=0.0
+        Change of the equilibrium logits per time step along ``d`` (a linear trend of the
+        composition; finite).
+    share_jump : float, default=0.0
+        Size of a one-off break of the equilibrium logits along ``d`` (finite).
+    jump_time : float in (0, 1), default=0.5
+        Time of the break as a fraction of ``n_timesteps``.
 
     Returns
     -------
@@ -379,14 +394,16 @@ def make_interacting_systems(n_systems=10, n_timesteps=1000, n_attributes=2,
         Float64 panel, every value > 0.
     attributes : ndarray of shape (n_systems, n_attributes)
         Float64 static attributes ``A``.
-    equilibrium : ndarray of shape (n_systems,)
-        Float64 equilibrium shares ``softmax(eta)`` (sum to 1).
+    equilibrium : ndarray of shape (n_systems,) or (n_timesteps, n_systems)
+        Float64 equilibrium shares ``softmax(eta)`` (sum to 1); with a drift or a jump, the
+        moving equilibrium ``softmax(eta_t)`` of every time step.
 
     Raises
     ------
     ValueError
         If ``n_systems < 1``, ``n_timesteps < 2``, ``n_attributes < 0``, ``share_reversion``
-        is outside (0, 1], ``|aggregate_ar| >= 1``, a noise is negative or ``level <= 0``.
+        is outside (0, 1], ``|aggregate_ar| >= 1``, a noise is negative, ``level <= 0``,
+        ``share_drift``/``share_jump`` is not finite or ``jump_time`` is outside (0, 1).
 
     References
     ----------
@@ -399,6 +416,9 @@ def make_interacting_systems(n_systems=10, n_timesteps=1000, n_attributes=2,
     >>> Y, attributes, equilibrium = make_interacting_systems(3, 50, random_state=0)
     >>> Y.shape, attributes.shape, round(float(equilibrium.sum()), 12)
     ((50, 3), (3, 2), 1.0)
+    >>> Y, _, moving = make_interacting_systems(3, 50, share_drift=0.02, random_state=0)
+    >>> moving.shape
+    (50, 3)
     """
     def _int(value, name, low):
         if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
@@ -410,7 +430,8 @@ def make_interacting_systems(n_systems=10, n_timesteps=1000, n_attributes=2,
     m = _int(n_attributes, "n_attributes", 0)
     for name, value in [("share_reversion", share_reversion), ("share_noise", share_noise),
                         ("aggregate_ar", aggregate_ar), ("aggregate_noise", aggregate_noise),
-                        ("level", level)]:
+                        ("level", level), ("share_drift", share_drift),
+                        ("share_jump", share_jump), ("jump_time", jump_time)]:
         if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value):
             raise ValueError(f"{name} must be a finite real number; got {value!r}.")
     if not 0 < share_reversion <= 1:
@@ -423,6 +444,9 @@ def make_interacting_systems(n_systems=10, n_timesteps=1000, n_attributes=2,
         raise ValueError(f"aggregate_noise must be >= 0; got {aggregate_noise}.")
     if level <= 0:
         raise ValueError(f"level must be > 0; got {level}.")
+    if not 0 < jump_time < 1:
+        raise ValueError(f"jump_time must be in (0, 1) (a fraction of n_timesteps); got "
+                         f"{jump_time}.")
 
     rs = check_random_state(random_state)
     A = rs.standard_normal((n, m))
@@ -432,13 +456,21 @@ def make_interacting_systems(n_systems=10, n_timesteps=1000, n_attributes=2,
     eta = A @ beta / np.sqrt(m) if m else np.zeros(n)
     eta = eta - eta.mean()
     kappa, phi = float(share_reversion), float(aggregate_ar)
+    moving = share_drift != 0 or share_jump != 0
+    eta_t = np.broadcast_to(eta, (T, n))
+    if moving:  # drawn after U: the stationary panel of a seed does not change
+        d = rs.standard_normal(n)
+        d = d - d.mean()
+        t_index = np.arange(T, dtype=np.float64)[:, None]
+        eta_t = (eta + float(share_drift) * t_index * d
+                 + float(share_jump) * d * (t_index >= round(jump_time * T)))
 
     z = np.empty((T, n))
     x = np.empty(T)
-    z[0] = eta + share_noise / np.sqrt(1.0 - (1.0 - kappa) ** 2) * E[0]
+    z[0] = eta_t[0] + share_noise / np.sqrt(1.0 - (1.0 - kappa) ** 2) * E[0]
     x[0] = aggregate_noise / np.sqrt(1.0 - phi**2) * U[0]
     for t in range(1, T):
-        z[t] = eta + (1.0 - kappa) * (z[t - 1] - eta) + share_noise * E[t]
+        z[t] = eta_t[t] + (1.0 - kappa) * (z[t - 1] - eta_t[t - 1]) + share_noise * E[t]
         x[t] = phi * x[t - 1] + aggregate_noise * U[t]
 
     def softmax(v):
@@ -447,4 +479,4 @@ def make_interacting_systems(n_systems=10, n_timesteps=1000, n_attributes=2,
         return ex / ex.sum(axis=-1, keepdims=True)
 
     Y = n * level * np.exp(x)[:, None] * softmax(z)
-    return Y, A, softmax(eta)
+    return Y, A, (softmax(eta_t) if moving else softmax(eta))

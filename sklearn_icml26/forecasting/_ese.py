@@ -253,6 +253,65 @@ def _closed_form_shares(W, damping):
     return e
 
 
+# candidate values of damping="auto" and share_trend="auto" (time-ordered selection in fit)
+DAMPING_GRID = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
+SHARE_TREND_GRID = (0.0, 0.5, 1.0)
+
+
+def _share_moments(W, dampings):
+    """Weighted share moments of every window for several dampings in one pass over ``W``.
+
+    For damping ``lam`` the weights are ``w_tau = (1 - lam) ** (p - tau)`` on valid steps
+    (0 elsewhere) and the step times ``t_tau = tau - p`` (0 at the newest step). Returns, per
+    damping, the weighted mean proportions ``s_bar`` (N, n) (the closed-form equilibrium
+    shares), the weighted least-squares slope of the proportions on ``t`` (N, n) (zero where
+    the weighted spread of ``t`` vanishes) and the weighted mean time ``t_bar`` (N,), or
+    ``None`` for rows without a valid step.
+    """
+    N, n, p = W.shape
+    M, valid = _totals(W)
+    safe_M = np.where(valid, M, 1.0)
+    t = np.arange(-(p - 1), 1, dtype=np.float64)
+    G = len(dampings)
+    V = np.empty((N, p, 2 * G))
+    stats = []
+    for g, lam in enumerate(dampings):
+        w = np.where(valid, np.power(1.0 - lam, -t)[None, :], 0.0)  # 0**0 = 1
+        denom = w.sum(axis=1)
+        ok = denom > 0
+        safe_denom = np.where(ok, denom, 1.0)
+        t_bar = (w @ t) / safe_denom
+        t_var = (w * (t[None, :] - t_bar[:, None]) ** 2).sum(axis=1) / safe_denom
+        V[:, :, 2 * g] = w / safe_M / safe_denom[:, None]
+        V[:, :, 2 * g + 1] = V[:, :, 2 * g] * t[None, :]
+        stats.append((ok, t_bar, t_var))
+    prod = np.matmul(W, V)  # (N, n, 2G): one BLAS pass over the windows
+    out = []
+    for g, (ok, t_bar, t_var) in enumerate(stats):
+        s_bar = np.full((N, n), 1.0 / n)
+        s_bar[ok] = prod[ok, :, 2 * g]
+        cov = prod[:, :, 2 * g + 1] - t_bar[:, None] * prod[:, :, 2 * g]
+        flat = ~(t_var > 1e-12) | ~ok
+        slope = np.where(flat[:, None], 0.0, cov / np.where(flat, 1.0, t_var)[:, None])
+        out.append((s_bar, slope, t_bar))
+    return out
+
+
+def _trend_shares(s_bar, slope, t_bar, trend, horizon, W):
+    """Shares extrapolated along their own trend, clipped and renormalised.
+
+    ``e = s_bar + trend * slope * (horizon - t_bar)``: the weighted least-squares line of the
+    proportions (discounted least squares, Brown's linear exponential smoothing) evaluated
+    ``horizon`` steps past the window's newest step, its slope damped by ``trend`` in [0, 1]
+    (0 gives the equilibrium shares). ``e`` sums to 1 before the clip at 0 (windows without a
+    negative value), and is renormalised after it.
+    """
+    if trend == 0:
+        return s_bar
+    e = s_bar + trend * slope * (horizon - t_bar)[:, None]
+    return _finalize_shares(e, W)
+
+
 def _proportions(W):
     """Proportions S (N, n, p) (zero at invalid steps), mask (N, p), newest valid (N, n)."""
     N, n, p = W.shape
@@ -557,11 +616,46 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         then learns the growth ratio, the paper's Eq. 7), the window's mean total, or none.
         ``"auto"`` is ``"last"`` if every training window's newest total is positive, else
         ``"mean"`` if every window mean is positive, else ``None``.
-    damping : float in [0, 1], default=0.5
-        The paper's ``lambda``: 1 gives the newest proportions, 0.5 halves the weight per step
-        back, 0 gives the window mean. Data-dependent; tune it with ``TimeSeriesSplit``.
-        The iterative stops (``"ted"``, ``"cointegration"``) need ``damping > 0``: at 0 the
-        iteration does not move (``fit`` raises a ``ValueError``).
+    damping : float in [0, 1] or "auto", default="auto"
+        The paper's ``lambda``: 1 gives the newest proportions, 0.5 (the paper's value) halves
+        the weight per step back, 0 gives the window mean. The best value is data-dependent:
+        ``"auto"`` chooses it in ``fit`` from (0, 0.1, 0.25, 0.5, 0.75, 0.9, 1) by a
+        time-ordered validation on the newest training windows (see ``validation_fraction``);
+        with an iterative ``stop``, ``"auto"`` means 0.5. The iterative stops (``"ted"``,
+        ``"cointegration"``) need ``damping > 0``: at 0 the iteration does not move (``fit``
+        raises a ``ValueError``). ``damping=0.5, share_trend=0`` is the paper's ESE.
+    share_trend : float in [0, 1] or "auto", default="auto"
+        Weight ``phi`` of the shares' own trend (``stop="converge"`` only). With ``phi > 0`` the
+        shares are the discounted least-squares line of the window's proportions (weights
+        ``(1 - damping) ** (p - tau)``, Brown's linear exponential smoothing) evaluated
+        ``horizon`` steps past the window, its slope multiplied by ``phi``, clipped at 0 and
+        renormalised: ``e = s_bar + phi * slope * (horizon - t_bar)``. ``0`` gives the
+        equilibrium shares above (the paper); ``1`` follows a composition that drifts without
+        the lag of a weighted mean. ``"auto"`` chooses it from (0, 0.5, 1) in ``fit`` with the
+        same validation as ``damping="auto"`` (jointly when both are ``"auto"``); with an
+        iterative ``stop`` it means 0, and other values raise a ``ValueError``.
+    horizon : int, default=1
+        Steps from a window's newest step to its target, as given to :func:`sliding_window`
+        (>= 1). Used only to extrapolate the share trend (``share_trend > 0``).
+    validation_fraction : float in (0, 1], default=0.25
+        Fraction of the newest training windows on which ``damping="auto"`` and
+        ``share_trend="auto"`` are chosen: the candidate minimising ``selection_score`` of
+        ``a_r * e_r`` against the targets, where ``a_r`` is the observed total of row ``r``'s
+        targets (the choice depends on the shares alone and no model is refitted; the shares
+        hold no fitted parameter, so these windows are out of sample for them; ties go to the
+        first candidate in grid order).
+    selection_score : {"relative_rmse", "rmse"}, default="relative_rmse"
+        Validation score of the ``"auto"`` choices: the mean over systems of each system's
+        RMSE divided by that of the random walk (its newest value) on the same windows
+        (systems whose random-walk RMSE is 0 are left out), which weighs every system alike,
+        or the mean per-system RMSE in data units, which large systems dominate.
+    calibration : float in (0, 1) or None, default=0.2
+        Fraction of the newest training windows held out for the conformal intervals of
+        :meth:`predict_interval`: ``fit`` also fits a clone (with the same settings) on the
+        older windows and keeps the normalised absolute errors ``|y - y_hat| / sigma`` of its
+        forecasts on the held-out ones (``sigma``: the system's mean absolute value over the
+        window's newest ``aggregate_lags_`` steps). ``None`` fits once and disables
+        :meth:`predict_interval`.
     stop : {"converge", "ted", "cointegration"}, default="converge"
         ``"converge"``: the closed-form fixed point (one pass, independent of ``init``).
         ``"ted"``: iterate until ``sqrt(||s_p - e||_2 / sqrt(2)) < tol`` (``s_p`` the newest
@@ -608,6 +702,19 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         Static attributes given to ``fit``, used by ``predict`` when none are passed.
     n_features_in_ : int
         Number of columns of ``X`` (``n_systems * n_lags``).
+    damping_ : float
+        The damping in use (the chosen one when ``damping="auto"``).
+    share_trend_ : float
+        The share-trend weight in use (the chosen one when ``share_trend="auto"``).
+    selection_scores_ : ndarray of shape (n_dampings, n_trends) or None
+        Validation score (``selection_score`` of the observed total split by the candidate
+        shares) of every candidate (rows: ``DAMPING_GRID`` or the given damping; columns:
+        ``SHARE_TREND_GRID`` or the given trend) when something was chosen, else ``None``.
+        Lower is better.
+    calibration_scores_ : ndarray of shape (n_calibration, n_systems) or None
+        Normalised absolute errors of the held-out calibration windows (``None`` when
+        ``calibration=None``, the training set is too short, fewer than 3 windows, or
+        ``init="attributes"`` is used without attributes in ``fit``).
     n_iter_ : int
         Refinement sweeps run on the newest training window (1 for ``stop="converge"``, whose
         closed form is one pass; with ``init="attributes"`` and no attributes in ``fit`` this
@@ -653,7 +760,12 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         "aggregate_lags": [Interval(Integral, 1, None, closed="left"), StrOptions({"aic"}),
                            None],
         "scaling": [StrOptions({"auto", "last", "mean"}), None],
-        "damping": [Interval(Real, 0, 1, closed="both")],
+        "damping": [Interval(Real, 0, 1, closed="both"), StrOptions({"auto"})],
+        "share_trend": [Interval(Real, 0, 1, closed="both"), StrOptions({"auto"})],
+        "horizon": [Interval(Integral, 1, None, closed="left")],
+        "validation_fraction": [Interval(Real, 0, 1, closed="right")],
+        "calibration": [Interval(Real, 0, 1, closed="neither"), None],
+        "selection_score": [StrOptions({"rmse", "relative_rmse"})],
         "stop": [StrOptions({"converge", "ted", "cointegration"})],
         "init": [StrOptions({"uniform", "zeros", "attributes"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -662,13 +774,19 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         "verbose": ["verbose"],
     }
 
-    def __init__(self, estimator=None, *, aggregate_lags="aic", scaling="auto", damping=0.5,
-                 stop="converge", init="uniform", max_iter=100, tol=None, n_jobs=None,
+    def __init__(self, estimator=None, *, aggregate_lags="aic", scaling="auto", damping="auto",
+                 share_trend="auto", horizon=1, validation_fraction=0.25,
+                 selection_score="relative_rmse", calibration=0.2, stop="converge", init="uniform", max_iter=100, tol=None, n_jobs=None,
                  verbose=0):
         self.estimator = estimator
         self.aggregate_lags = aggregate_lags
         self.scaling = scaling
         self.damping = damping
+        self.share_trend = share_trend
+        self.horizon = horizon
+        self.validation_fraction = validation_fraction
+        self.selection_score = selection_score
+        self.calibration = calibration
         self.stop = stop
         self.init = init
         self.max_iter = max_iter
@@ -748,6 +866,10 @@ class ESERegressor(RegressorMixin, BaseEstimator):
                 UserWarning, stacklevel=3)  # the caller of fit, above sklearn's _fit_context
         self._y_1d = y.ndim == 1
         n_systems, n_lags = _system_count(y, X.shape[1])
+        if self.stop != "converge" and self.share_trend not in ("auto", 0):
+            raise ValueError(f"share_trend={self.share_trend!r} needs stop='converge'; with "
+                             f"stop={self.stop!r} use share_trend=0 (or 'auto', which means 0 "
+                             f"there).")
         if self.stop != "converge" and self.damping == 0:
             raise ValueError(f"damping=0 freezes the iteration; use stop='converge' or damping > "
                              f"0 with stop={self.stop!r}.")
@@ -780,6 +902,8 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         self.scaling_, self.aggregate_lags_ = scaling, k
         estimator = LinearRegression() if self.estimator is None else self.estimator
         self.estimator_ = clone(estimator).fit(Z[:, n_lags - k:], t)
+        self._select_shares(_rescaled_windows(self._windows(X)), y)
+        self._calibrate(X, y, system_attributes)
         if self.stop == "converge":
             self.n_iter_ = 1
         else:  # diagnostic: sweeps needed on the newest training window
@@ -790,6 +914,76 @@ class ESERegressor(RegressorMixin, BaseEstimator):
                 _, n_iter = self._shares(X[-1:], None, init=init, verbose=0)
             self.n_iter_ = int(n_iter[0])
         return self
+
+    def _select_shares(self, W, y):
+        """Set ``damping_``, ``share_trend_`` and ``selection_scores_`` (time-ordered)."""
+        fixed_damping = None if self.damping == "auto" else float(self.damping)
+        fixed_trend = None if self.share_trend == "auto" else float(self.share_trend)
+        self.selection_scores_ = None
+        if self.stop != "converge":  # the paper's iteration: its damping, no share trend
+            fixed_damping = 0.5 if fixed_damping is None else fixed_damping
+            fixed_trend = 0.0
+        if y.ndim == 1 or (fixed_damping is not None and fixed_trend is not None):
+            self.damping_ = 0.5 if fixed_damping is None else fixed_damping
+            self.share_trend_ = 0.0 if fixed_trend is None else fixed_trend
+            return
+        dampings = DAMPING_GRID if fixed_damping is None else (fixed_damping,)
+        trends = SHARE_TREND_GRID if fixed_trend is None else (fixed_trend,)
+        n_val = max(1, int(np.ceil(self.validation_fraction * W.shape[0])))
+        W_val, Y_val = W[-n_val:], y[-n_val:]
+        total = Y_val.sum(axis=1)
+        if self.selection_score == "relative_rmse":  # per-system RMSE over the random walk's
+            rw = np.sqrt(np.mean((W_val[:, :, -1] - Y_val) ** 2, axis=0))
+            weight = np.where(rw > 0, 1.0 / np.where(rw > 0, rw, 1.0), 0.0)
+            if not weight.any():
+                weight = np.ones_like(rw)
+        else:
+            weight = np.ones(Y_val.shape[1])
+        weight = weight / weight.sum()
+        scores = np.empty((len(dampings), len(trends)))
+        for g, (s_bar, slope, t_bar) in enumerate(_share_moments(W_val, dampings)):
+            for j, trend in enumerate(trends):
+                if j and dampings[g] == 1:  # one weighted step: no slope, same shares
+                    scores[g, j] = scores[g, 0]
+                    continue
+                e = _trend_shares(s_bar, slope, t_bar, trend, self.horizon, W_val)
+                err = total[:, None] * e - Y_val
+                scores[g, j] = np.sqrt(np.mean(err**2, axis=0)) @ weight
+        scores = np.where(np.isfinite(scores), scores, np.inf)
+        g, j = np.unravel_index(int(np.argmin(scores)), scores.shape)  # first minimum
+        self.damping_, self.share_trend_ = float(dampings[g]), float(trends[j])
+        self.selection_scores_ = scores
+
+    def _sigma(self, W):
+        """Scale of each (row, system) for the conformal scores: recent mean absolute value."""
+        k = self.aggregate_lags_
+        level = np.abs(W[:, :, W.shape[2] - k:]).mean(axis=2)
+        return np.maximum(level, self._sigma_floor)
+
+    def _calibrate(self, X, y, system_attributes):
+        """Normalised absolute errors of a clone fitted on the older windows (conformal)."""
+        self.calibration_scores_ = None
+        Y2 = y.reshape(-1, 1) if y.ndim == 1 else y
+        floor = 1e-3 * np.abs(Y2).mean(axis=0)
+        self._sigma_floor = np.where(floor > 0, floor, 1.0)
+        self._nonnegative = not bool((X < 0).any() or (y < 0).any())
+        N = X.shape[0]
+        if self.calibration is None:
+            return
+        n_cal = int(np.ceil(self.calibration * N))
+        if n_cal < 1 or N - n_cal < 2:
+            return
+        if self.init == "attributes" and self.stop != "converge" \
+                and self.system_attributes_ is None:  # per-row attributes come only to predict
+            return
+        inner = clone(self).set_params(calibration=None)
+        with warnings.catch_warnings():  # the outer fit reports the same conditions
+            warnings.simplefilter("ignore")
+            inner.fit(X[:N - n_cal], y[:N - n_cal], system_attributes=system_attributes)
+            pred = inner._predict_array(X[N - n_cal:], None)
+        pred = pred.reshape(n_cal, -1)
+        scores = np.abs(Y2[N - n_cal:] - pred) / self._sigma(self._windows(X[N - n_cal:]))
+        self.calibration_scores_ = scores
 
     def _check_attributes(self, attributes, n_samples, in_fit):
         if attributes is None:
@@ -824,7 +1018,11 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         W = _rescaled_windows(self._windows(X))
         attributes = self._check_attributes(system_attributes, X.shape[0], in_fit=False)
         if self.stop == "converge":
-            return _closed_form_shares(W, self.damping), np.zeros(X.shape[0], dtype=np.int64)
+            zeros = np.zeros(X.shape[0], dtype=np.int64)
+            if self.share_trend_ == 0:
+                return _closed_form_shares(W, self.damping_), zeros
+            s_bar, slope, t_bar = _share_moments(W, (self.damping_,))[0]
+            return _trend_shares(s_bar, slope, t_bar, self.share_trend_, self.horizon, W), zeros
         if attributes is None:
             attributes = self.system_attributes_
         if init == "attributes" and attributes is None:
@@ -844,7 +1042,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
                 return None
             return attributes if attributes.ndim == 2 else attributes[a:b]
 
-        jobs = (delayed(_chunk_shares)(W[a:b], init, alpha(a, b), self.damping, self.max_iter,
+        jobs = (delayed(_chunk_shares)(W[a:b], init, alpha(a, b), self.damping_, self.max_iter,
                                        self.stop, tol) for a, b in spans)
         results = Parallel(n_jobs=self.n_jobs, return_as="generator")(jobs)
         bar = progress_bar(total=N, verbose=verbose, desc="ESE shares", unit="row")
@@ -933,6 +1131,79 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         X_in = X
         X = validate_data(self, X, reset=False, dtype=np.float64)
+        y_pred = self._predict_array(X, system_attributes)
+        return _as_pandas_like(y_pred, X_in, getattr(self, "_system_names", None), self._y_1d)
+
+    def predict_interval(self, X, coverage=0.9, system_attributes=None):
+        """Forecasts with split-conformal prediction intervals for every system.
+
+        The half-width for system ``i`` is ``q_i * sigma_{r,i}``: ``sigma_{r,i}`` is the
+        system's mean absolute value over the newest ``aggregate_lags_`` steps of window
+        ``r`` and ``q_i`` the ``ceil((n_cal + 1) * coverage)``-th smallest of the system's
+        normalised calibration errors (``calibration_scores_``, from a clone fitted on the
+        older training windows and evaluated on the newest ``calibration`` fraction). The
+        intervals therefore cover the aggregate model's and the shares' errors together. On a
+        panel without negative values the lower bound is clipped at 0. Coverage holds on
+        average when the calibration errors are exchangeable with future ones; a composition
+        or regime change after the calibration windows breaks that.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_systems * n_lags)
+            Windows as in :meth:`fit` (float; data units).
+        coverage : float in (0, 1), default=0.9
+            Target probability that the interval holds the truth (per system and row).
+        system_attributes : array-like, default=None
+            As in :meth:`predict`.
+
+        Returns
+        -------
+        lower, upper : ndarray, DataFrame or Series of shape (n_samples, n_systems) or \
+(n_samples,)
+            Float64 bounds (data units), shaped and typed like :meth:`predict`'s output;
+            infinite (with a warning) when the calibration set is too small for ``coverage``
+            (``ceil((n_cal + 1) * coverage) > n_cal``).
+
+        Raises
+        ------
+        ValueError
+            If ``coverage`` is not in (0, 1), or the estimator has no calibration scores
+            (``calibration=None`` or fewer than 3 training windows).
+        """
+        check_is_fitted(self)
+        if isinstance(coverage, bool) or not isinstance(coverage, Real) \
+                or not 0 < coverage < 1:
+            raise ValueError(f"coverage must be a float in (0, 1); got {coverage!r}.")
+        if self.calibration_scores_ is None:
+            raise ValueError(
+                "predict_interval needs calibration scores, which fit computes with "
+                f"calibration set (a fraction in (0, 1)) and at least 3 training windows; "
+                f"this estimator has calibration={self.calibration!r}.")
+        X_in = X
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        y_pred = self._predict_array(X, system_attributes).reshape(X.shape[0], -1)
+        scores = self.calibration_scores_
+        n_cal = scores.shape[0]
+        rank = int(np.ceil((n_cal + 1) * coverage))
+        if rank > n_cal:
+            warnings.warn(f"coverage={coverage} needs at least {rank} calibration windows; "
+                          f"there are {n_cal}: the intervals are infinite. Lower the coverage "
+                          f"or raise calibration.", UserWarning, stacklevel=2)
+            q = np.full(scores.shape[1], np.inf)
+        else:
+            q = np.sort(scores, axis=0)[rank - 1]
+        half = q[None, :] * self._sigma(self._windows(X))
+        lower, upper = y_pred - half, y_pred + half
+        if self._nonnegative:
+            lower = np.maximum(lower, 0.0)
+        if self._y_1d:
+            lower, upper = lower[:, 0], upper[:, 0]
+        names = getattr(self, "_system_names", None)
+        return (_as_pandas_like(lower, X_in, names, self._y_1d),
+                _as_pandas_like(upper, X_in, names, self._y_1d))
+
+    def _predict_array(self, X, system_attributes):
+        """Forecasts (ndarray) of validated windows."""
         e, _ = self._shares(X, system_attributes)
         A = self._windows(X).sum(axis=1)
         c = _scale(A, self.scaling_)
@@ -946,12 +1217,11 @@ class ESERegressor(RegressorMixin, BaseEstimator):
             warnings.warn(
                 f"{int(bad.sum())} of {X.shape[0]} rows have a scale (scaling={self.scaling_!r})"
                 f" <= 0; their aggregate forecast is the newest total (persistence).",
-                UserWarning, stacklevel=2,
+                UserWarning, stacklevel=3,
             )
             aggregate[bad] = A[bad, -1]
         y_pred = aggregate[:, None] * e
-        y_pred = y_pred[:, 0] if self._y_1d else y_pred
-        return _as_pandas_like(y_pred, X_in, getattr(self, "_system_names", None), self._y_1d)
+        return y_pred[:, 0] if self._y_1d else y_pred
 
 
 # --------------------------------------------------------------------------------------------

@@ -45,6 +45,10 @@ from sklearn_icml26.forecasting._ese import (
 )
 
 
+# the paper's ESE (fixed damping 0.5, no share trend); the defaults choose both in fit
+PAPER = {"damping": 0.5, "share_trend": 0.0}
+
+
 def _rmse(pred, truth):
     """Mean over systems of the per-system RMSE (the paper's metric)."""
     return float(np.mean(np.sqrt(np.mean((pred - truth) ** 2, axis=0))))
@@ -60,7 +64,7 @@ def _shares(window, damping):
     W = np.asarray(window, dtype=float)
     X = W.T.reshape(1, -1)
     fit_X = np.vstack([X, X + 1.0])
-    est = ESERegressor(damping=damping).fit(fit_X, fit_X.reshape(2, W.shape[1], -1)[:, :, -1])
+    est = ESERegressor(damping=damping, share_trend=0.0).fit(fit_X, fit_X.reshape(2, W.shape[1], -1)[:, :, -1])
     return est.equilibrium_shares(X)[0]
 
 
@@ -98,7 +102,7 @@ def test_sliding_window_pandas():
     assert list(window.columns) == list(X.columns)
     np.testing.assert_array_equal(window.to_numpy(), [[6, 8, 10, 7, 9, 11]])
     # a model fitted on named windows forecasts from the named last window
-    est = ESERegressor().fit(X, y)
+    est = ESERegressor(**PAPER).fit(X, y)
     assert est.predict(window).shape == (1, 2)
 
 
@@ -149,7 +153,7 @@ def test_closed_form_shares_known_answers(window, damping, expected):
 
 def test_all_zero_window_gives_uniform_shares_without_warning():
     X = np.zeros((1, 6))  # 2 systems, 3 lags, every total zero
-    est = ESERegressor().fit(np.vstack([X + 1, X + 2]), np.ones((2, 2)))
+    est = ESERegressor(**PAPER).fit(np.vstack([X + 1, X + 2]), np.ones((2, 2)))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         shares = est.equilibrium_shares(X)
@@ -186,7 +190,7 @@ def test_ted_stop_and_n_iter():
     np.testing.assert_allclose(shares.sum(axis=1), 1.0, atol=1e-12)
     assert 1 <= est.n_iter_ < 100
     # after renormalisation, the zeros start is a multiple of the iterate from 0: the closed form
-    closed = ESERegressor().fit(X, y).equilibrium_shares(X)
+    closed = ESERegressor(**PAPER).fit(X, y).equilibrium_shares(X)
     np.testing.assert_allclose(shares, closed, atol=1e-3)
     # TED measures the distance to today's proportions, not convergence: noisy shares never stop
     Y, _, _ = _panel(6, 150, share_noise=0.3)
@@ -214,7 +218,7 @@ def test_cointegration_stop_fires_on_stable_shares_and_not_on_noise():
         "stop='cointegration' not met for 1 of 4 rows whose iteration converged: the fixed "
         "point is not cointegrated (p-value > tol=0.05) with every valid step's proportions; "
         "shares are that fixed point (what stop='converge' gives)."]
-    closed = ESERegressor().fit(X, X.reshape(4, n, p)[:, :, -1]).equilibrium_shares(X)
+    closed = ESERegressor(**PAPER).fit(X, X.reshape(4, n, p)[:, :, -1]).equilibrium_shares(X)
     np.testing.assert_allclose(shares, closed, atol=1e-12)
     # cointegration stop, 12 unrelated systems, p = 10, 5 rows, max_iter=3: finite, sums to 1, warns
     X2 = rng.uniform(1, 2, size=(5, 120))
@@ -232,7 +236,7 @@ def test_cointegration_stop_on_constant_proportions_gives_the_proportions(init):
     # zeros on this panel) and statsmodels' CollinearityWarning could reach the caller
     Y, _, equilibrium = _panel(8, 200, share_noise=0.0)
     X, y = sliding_window(Y, 10)
-    est = ESERegressor(stop="cointegration", init=init)
+    est = ESERegressor(stop="cointegration", init=init, calibration=None)  # no interval fit
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         est.fit(X, y)
@@ -243,7 +247,8 @@ def test_cointegration_stop_on_constant_proportions_gives_the_proportions(init):
     for backend in ("threading", "loky"):
         with warnings.catch_warnings(), parallel_config(backend=backend):
             warnings.simplefilter("error")
-            other = ESERegressor(stop="cointegration", init=init, n_jobs=2).fit(X, y)
+            other = ESERegressor(stop="cointegration", init=init, n_jobs=2,
+                                 calibration=None).fit(X, y)
             np.testing.assert_array_equal(other.equilibrium_shares(X), shares)
 
 
@@ -256,7 +261,7 @@ def test_cointegration_converged_but_not_cointegrated_warns():
     with warnings.catch_warnings(record=True) as records:
         warnings.simplefilter("always")
         shares, n_iter = est.equilibrium_shares(X, return_n_iter=True)
-    closed = ESERegressor().fit(X, rng.uniform(1, 2, (6, 8))).equilibrium_shares(X)
+    closed = ESERegressor(**PAPER).fit(X, rng.uniform(1, 2, (6, 8))).equilibrium_shares(X)
     np.testing.assert_allclose(shares, closed, atol=1e-12)
     assert np.all(n_iter < 100)
     assert [(r.category, str(r.message)) for r in records] == [(ConvergenceWarning, (
@@ -299,7 +304,7 @@ def test_attribute_init_moves_toward_attribute_explained_shares():
         per_row = ESERegressor(init="attributes", stop="ted", max_iter=1, tol=1e-9).fit(X, y)
         att_3d = per_row.equilibrium_shares(X, np.broadcast_to(attributes, (len(X), 8, 2)))
     np.testing.assert_allclose(att_3d, att, atol=1e-12)  # static = repeated per row
-    closed = ESERegressor().fit(X, y).equilibrium_shares(X)
+    closed = ESERegressor(**PAPER).fit(X, y).equilibrium_shares(X)
     # one sweep from the attribute fit is nearer the fixed point than one from uniform
     assert np.abs(att - closed).mean() < np.abs(uni - closed).mean()
 
@@ -330,7 +335,7 @@ def test_one_system_reduces_to_the_base_estimator():
 def test_row_sums_equal_the_aggregate_forecast():
     Y, _, _ = _panel(6, 150)
     X, y = sliding_window(Y, 12)
-    est = ESERegressor().fit(X, y)
+    est = ESERegressor(**PAPER).fit(X, y)
     A = X.reshape(len(X), 6, 12).sum(axis=1)
     k = est.aggregate_lags_
     aggregate = A[:, -1] * est.estimator_.predict(A[:, 12 - k:] / A[:, -1:])
@@ -342,12 +347,12 @@ def test_row_sums_equal_the_aggregate_forecast():
 def test_scaling_auto_resolution():
     Y, _, _ = _panel(4, 60)
     X, y = sliding_window(Y, 5)
-    assert ESERegressor().fit(X, y).scaling_ == "last"
+    assert ESERegressor(**PAPER).fit(X, y).scaling_ == "last"
     X_last_zero = X.copy()
     X_last_zero.reshape(len(X), 4, 5)[0, :, -1] = 0.0  # one window ends on a zero total
-    assert ESERegressor().fit(X_last_zero, y).scaling_ == "mean"
+    assert ESERegressor(**PAPER).fit(X_last_zero, y).scaling_ == "mean"
     with pytest.warns(UserWarning, match="negative values"):
-        assert ESERegressor().fit(X - 100.0, y - 100.0).scaling_ is None
+        assert ESERegressor(**PAPER).fit(X - 100.0, y - 100.0).scaling_ is None
     per = PerSystemRegressor().fit(X_last_zero, y)
     assert per.scaling_ == ["mean"] * 4
 
@@ -405,7 +410,7 @@ def test_exact_recovery_on_a_noise_free_panel():
     Y, _, eq = make_interacting_systems(6, 60, share_noise=0.0, aggregate_noise=0.0,
                                         random_state=2)
     X, y = sliding_window(Y, 5)
-    est = ESERegressor().fit(X[:40], y[:40])
+    est = ESERegressor(**PAPER).fit(X[:40], y[:40])
     np.testing.assert_allclose(est.equilibrium_shares(X[40:]), np.tile(eq, (len(X) - 40, 1)),
                                atol=1e-12)
     np.testing.assert_allclose(est.predict(X[40:]), y[40:], rtol=1e-9)
@@ -465,7 +470,7 @@ def test_bad_input_errors_name_the_argument():
     Y, attributes, _ = _panel(4, 80)
     X, y = sliding_window(Y, 5)
     with pytest.raises(ValueError, match=r"X has 20 columns but y has 3 columns \(systems\)"):
-        ESERegressor().fit(X, y[:, :3])
+        ESERegressor(**PAPER).fit(X, y[:, :3])
     with pytest.raises(ValueError, match="aggregate_lags=14 exceeds the 5 lags per system"):
         ESERegressor(aggregate_lags=14).fit(X, y)
     with pytest.raises(ValueError, match="n_lags=9 exceeds the 5 lags per system"):
@@ -481,11 +486,11 @@ def test_bad_input_errors_name_the_argument():
     X_nan = X.copy()
     X_nan[3, 2] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        ESERegressor().fit(X_nan, y)
+        ESERegressor(**PAPER).fit(X_nan, y)
     with pytest.raises(ValueError, match="infinity|inf"):
-        ESERegressor().fit(X, np.where(y > y.mean(), np.inf, y))
+        ESERegressor(**PAPER).fit(X, np.where(y > y.mean(), np.inf, y))
     with pytest.raises(ValueError, match="minimum of 2 is required"):
-        ESERegressor().fit(X[:1], y[:1])
+        ESERegressor(**PAPER).fit(X[:1], y[:1])
 
 
 def test_bad_system_attributes():
@@ -494,20 +499,20 @@ def test_bad_system_attributes():
     n = len(X)
     with pytest.raises(ValueError, match=rf"system_attributes has shape \(3, 2\); expected "
                                          rf"\(4, m\) or \({n}, 4, m\)"):
-        ESERegressor().fit(X, y, system_attributes=attributes[:3])
+        ESERegressor(**PAPER).fit(X, y, system_attributes=attributes[:3])
     with pytest.raises(ValueError, match="pass time-varying ones to predict"):
-        ESERegressor().fit(X, y, system_attributes=np.ones((n, 4, 2)))
+        ESERegressor(**PAPER).fit(X, y, system_attributes=np.ones((n, 4, 2)))
     bad = attributes.copy()
     bad[0, 0] = np.nan
     with pytest.raises(ValueError, match="system_attributes contains 1 NaN"):
-        ESERegressor().fit(X, y, system_attributes=bad)
+        ESERegressor(**PAPER).fit(X, y, system_attributes=bad)
     est = ESERegressor(init="attributes", stop="ted").fit(X, y)
     with pytest.raises(ValueError, match="init='attributes' needs system_attributes"):
         est.predict(X)
     with pytest.raises(ValueError, match=r"system_attributes has shape \(5, 4, 2\)"):
         est.predict(X, system_attributes=np.ones((5, 4, 2)))
     with pytest.raises(ValueError, match=r"system_attributes has shape \(4,\)"):
-        ESERegressor().fit(X, y).predict(X, system_attributes=np.ones(4))  # unused, still checked
+        ESERegressor(**PAPER).fit(X, y).predict(X, system_attributes=np.ones(4))  # unused, still checked
 
 
 def test_non_positive_totals():
@@ -521,7 +526,7 @@ def test_non_positive_totals():
         ESERegressor(scaling="last").fit(X_bad, y)
     with pytest.raises(ValueError, match="scaling='last' needs a positive last value"):
         PerSystemRegressor(scaling="last").fit(X_bad, y)
-    est = ESERegressor().fit(X, y)
+    est = ESERegressor(**PAPER).fit(X, y)
     with pytest.warns(UserWarning, match="3 of 75 rows have a scale"):
         pred = est.predict(X_bad)
     np.testing.assert_array_equal(pred[:3], np.zeros((3, 4)))  # persistence of a zero total
@@ -539,9 +544,9 @@ def test_negative_inputs_warn_that_shares_need_raw_series():
     assert X.min() >= 0
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # raw nonnegative series: no warning
-        raw = ESERegressor().fit(X, y)
+        raw = ESERegressor(**PAPER).fit(X, y)
     with pytest.warns(UserWarning, match=r"X has \d+ negative values .*StandardScaler"):
-        scaled = make_pipeline(StandardScaler(), ESERegressor()).fit(X, y)
+        scaled = make_pipeline(StandardScaler(), ESERegressor(**PAPER)).fit(X, y)
     # the warning is about a real loss, not noise: the scaled pipeline forecasts worse
     assert _rmse(scaled.predict(X), y) > _rmse(raw.predict(X), y)
 
@@ -569,7 +574,14 @@ def test_exchange_rates_loader_and_reference_numbers():
     Xtr, ytr, Xte, yte = _split(fx.data.to_numpy(), 100, 130)
     rw = _rmse(Xte.reshape(130, 16, 100)[:, :, -1], yte)
     assert rw == pytest.approx(5.9117, abs=1e-3)
-    assert _rmse(ESERegressor().fit(Xtr, ytr).predict(Xte), yte) == pytest.approx(6.013, abs=0.03)
+    assert _rmse(ESERegressor(**PAPER).fit(Xtr, ytr).predict(Xte), yte) == pytest.approx(
+        6.013, abs=0.03)
+    # the default chooses damping 0.9 without trend on the newest training windows: 5.874,
+    # under the random walk (the paper's 0.5 is over it)
+    default = ESERegressor().fit(Xtr, ytr)
+    assert (default.damping_, default.share_trend_) == (0.9, 0.0)
+    assert _rmse(default.predict(Xte), yte) == pytest.approx(5.874, abs=0.01) and \
+        _rmse(default.predict(Xte), yte) < rw
     released = ESERegressor(stop="ted", init="zeros").fit(Xtr, ytr)
     _, n_iter = released.equilibrium_shares(Xte, return_n_iter=True)
     assert np.all(n_iter == 6)
@@ -586,12 +598,16 @@ def test_covid_loaders_and_reference_numbers():
     Xtr, ytr, Xte, yte = _split(covid.data.to_numpy(), 100, 26)
     rw = _rmse(Xte.reshape(26, 319, 100)[:, :, -1], yte)
     assert rw == pytest.approx(3.5015, abs=1e-3)
-    assert _rmse(ESERegressor().fit(Xtr, ytr).predict(Xte), yte) == pytest.approx(2.960, abs=0.03)
+    assert _rmse(ESERegressor(**PAPER).fit(Xtr, ytr).predict(Xte), yte) == pytest.approx(
+        2.960, abs=0.03)
+    default = ESERegressor().fit(Xtr, ytr)  # damping 0.1, half the share trend: 2.7715
+    assert (default.damping_, default.share_trend_) == (0.1, 0.5)
+    assert _rmse(default.predict(Xte), yte) == pytest.approx(2.7715, abs=0.01)
     c20 = load_ese_covid_victoria(20)
     assert c20.data.shape == (259, 20) and c20.attributes.shape == (20, 14)
     assert c20.attributes.loc["Region 4", "Ratio of Employed people for Hospitals"] == 4.9
     Xtr, ytr, Xte, yte = _split(c20.data.to_numpy(), 100, 26)
-    ese = _rmse(ESERegressor().fit(Xtr, ytr).predict(Xte), yte)
+    ese = _rmse(ESERegressor(**PAPER).fit(Xtr, ytr).predict(Xte), yte)
     assert ese <= 0.90 * _rmse(Xte.reshape(26, 20, 100)[:, :, -1], yte)
     with pytest.raises(ValueError, match="level must be one of"):
         load_ese_covid_victoria(50)
@@ -632,7 +648,7 @@ def test_missing_data_names_the_files(tmp_path):
 def test_linear_regression_default_and_clone_safety():
     Y, _, _ = _panel(4, 60)
     X, y = sliding_window(Y, 5)
-    est = ESERegressor().fit(X, y)
+    est = ESERegressor(**PAPER).fit(X, y)
     assert isinstance(est.estimator_, LinearRegression) and est.estimator is None
     before = est.predict(X)
     est.predict(X[:5])
