@@ -776,8 +776,8 @@ class ESERegressor(RegressorMixin, BaseEstimator):
 
     def __init__(self, estimator=None, *, aggregate_lags="aic", scaling="auto", damping="auto",
                  share_trend="auto", horizon=1, validation_fraction=0.25,
-                 selection_score="relative_rmse", calibration=0.2, stop="converge", init="uniform", max_iter=100, tol=None, n_jobs=None,
-                 verbose=0):
+                 selection_score="relative_rmse", calibration=0.2, stop="converge",
+                 init="uniform", max_iter=100, tol=None, n_jobs=None, verbose=0):
         self.estimator = estimator
         self.aggregate_lags = aggregate_lags
         self.scaling = scaling
@@ -935,11 +935,11 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         if self.selection_score == "relative_rmse":  # per-system RMSE over the random walk's
             rw = np.sqrt(np.mean((W_val[:, :, -1] - Y_val) ** 2, axis=0))
             weight = np.where(rw > 0, 1.0 / np.where(rw > 0, rw, 1.0), 0.0)
-            if not weight.any():
+            if not weight.any():  # the random walk is exact everywhere: plain RMSE
                 weight = np.ones_like(rw)
+            weight = weight / np.count_nonzero(weight)  # mean of the per-system ratios
         else:
-            weight = np.ones(Y_val.shape[1])
-        weight = weight / weight.sum()
+            weight = np.full(Y_val.shape[1], 1.0 / Y_val.shape[1])
         scores = np.empty((len(dampings), len(trends)))
         for g, (s_bar, slope, t_bar) in enumerate(_share_moments(W_val, dampings)):
             for j, trend in enumerate(trends):

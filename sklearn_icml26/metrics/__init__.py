@@ -47,3 +47,11 @@ __all__ += ["average_precision_at_k", "evaluate_retrieval", "ndcg_at_k", "precis
 from ._qa import locomo_f1, locomo_normalize, locomo_tokens, oracle_span_f1, token_f1  # noqa: E402
 
 __all__ += ["locomo_f1", "locomo_normalize", "locomo_tokens", "oracle_span_f1", "token_f1"]
+
+from ._forecasting import (  # noqa: E402
+    neg_relative_rmse_scorer,
+    random_walk_forecast,
+    relative_rmse,
+)
+
+__all__ += ["neg_relative_rmse_scorer", "random_walk_forecast", "relative_rmse"]

@@ -44,7 +44,6 @@ from sklearn_icml26.forecasting._ese import (
     _refine_shares,
 )
 
-
 # the paper's ESE (fixed damping 0.5, no share trend); the defaults choose both in fit
 PAPER = {"damping": 0.5, "share_trend": 0.0}
 
@@ -64,7 +63,8 @@ def _shares(window, damping):
     W = np.asarray(window, dtype=float)
     X = W.T.reshape(1, -1)
     fit_X = np.vstack([X, X + 1.0])
-    est = ESERegressor(damping=damping, share_trend=0.0).fit(fit_X, fit_X.reshape(2, W.shape[1], -1)[:, :, -1])
+    est = ESERegressor(damping=damping, share_trend=0.0).fit(
+        fit_X, fit_X.reshape(2, W.shape[1], -1)[:, :, -1])
     return est.equilibrium_shares(X)[0]
 
 
@@ -512,7 +512,8 @@ def test_bad_system_attributes():
     with pytest.raises(ValueError, match=r"system_attributes has shape \(5, 4, 2\)"):
         est.predict(X, system_attributes=np.ones((5, 4, 2)))
     with pytest.raises(ValueError, match=r"system_attributes has shape \(4,\)"):
-        ESERegressor(**PAPER).fit(X, y).predict(X, system_attributes=np.ones(4))  # unused, still checked
+        # unused, still checked
+        ESERegressor(**PAPER).fit(X, y).predict(X, system_attributes=np.ones(4))
 
 
 def test_non_positive_totals():
