@@ -132,7 +132,7 @@ class _Episode:
 
     __slots__ = ("T", "s1", "s2", "smean", "cand", "item_score", "item_rank", "item_mask",
                  "item_id", "item_text", "item_ev", "nq", "ev", "J", "j_star", "answer",
-                 "category", "all_ids", "all_texts", "all_scores", "question")
+                 "category", "question")
 
 
 def _prepare(episodes, embedder, write_size, evidence=None, answers=None):
@@ -146,42 +146,59 @@ def _prepare(episodes, embedder, write_size, evidence=None, answers=None):
     if hasattr(V, "toarray"):
         V = V.toarray()
     V = _l2_rows(np.asarray(V, dtype=np.float64))
+    # turn scores, one matrix product per distinct context (LoCoMo questions share theirs)
+    groups = {}
+    for i, ep in enumerate(episodes):
+        key = tuple(turn for c in ep["chunks"] for turn in c)
+        groups.setdefault(key, []).append(i)
+    turn_scores = [None] * len(episodes)
+    layout = {}
+    for key, members in groups.items():
+        S = V[[texts[x] for x in key]] @ V[[texts[episodes[i]["question"]] for i in members]].T
+        for col, i in enumerate(members):
+            turn_scores[i] = S[:, col]
     tok_cache = {}
     out = []
     for i, ep in enumerate(episodes):
         e = _Episode()
         e.question = ep["question"]
-        q = V[texts[ep["question"]]]
         qtok = sorted(_content_tokens(ep["question"]))
         bit = {w: 1 << k for k, w in enumerate(qtok)}
         e.nq = len(qtok)
         T = len(ep["chunks"])
         e.T = T
-        e.s1, e.s2, e.smean = np.zeros(T), np.zeros(T), np.zeros(T)
-        e.cand, scores, ids, txts = [], [], [], []
+        lens = tuple(len(c) for c in ep["chunks"])
+        lay = layout.get(lens)
+        if lay is None:
+            n = np.asarray(lens)
+            starts = np.concatenate([[0], np.cumsum(n)[:-1]])
+            chunk_of = np.repeat(np.arange(T), n)
+            lay = layout[lens] = (n, starts, chunk_of, np.arange(len(chunk_of)) -
+                                  starts[chunk_of])
+        n, starts, chunk_of, _ = lay
+        sc = turn_scores[i]
+        e.s1 = np.maximum.reduceat(sc, starts)
+        e.smean = np.add.reduceat(sc, starts) / n
+        # per chunk: turns by score descending, ties by earlier turn
+        order = np.lexsort((np.arange(len(sc)), -sc, chunk_of))
+        rank_in_chunk = np.arange(len(sc)) - starts[chunk_of[order]]
+        second = order[rank_in_chunk == 1]
+        e.s2 = np.zeros(T)
+        e.s2[chunk_of[second]] = sc[second]
+        top = order[rank_in_chunk < write_size]
+        flat_ids = [d for r in ep["turn_ids"] for d in r]
+        flat_txt = [x for c in ep["chunks"] for x in c]
+        scores = sc[top].tolist()
+        ids = [flat_ids[j] for j in top]
+        txts = [flat_txt[j] for j in top]
+        e.cand = [[] for _ in range(T)]
+        for k, c in enumerate(chunk_of[top].tolist()):
+            e.cand[c].append(k)
         ev = evidence[i] if evidence is not None else None
         e.ev = ev
         e.J = set()
-        e.all_ids, e.all_texts, e.all_scores = [], [], []
-        for t, (chunk, cids) in enumerate(zip(ep["chunks"], ep["turn_ids"], strict=True)):
-            s = V[[texts[x] for x in chunk]] @ q
-            e.all_ids += cids
-            e.all_texts += chunk
-            e.all_scores += s.tolist()
-            srt = np.sort(s)[::-1]
-            e.s1[t] = srt[0]
-            e.s2[t] = srt[1] if len(s) > 1 else 0.0
-            e.smean[t] = s.mean()
-            top = np.argsort(-s, kind="stable")[:write_size]
-            items = []
-            for j in top:
-                items.append(len(scores))
-                scores.append(float(s[j]))
-                ids.append(cids[j])
-                txts.append(chunk[j])
-            e.cand.append(items)
-            if ev is not None and any(d in ev for d in cids):
-                e.J.add(t + 1)
+        if ev is not None:
+            e.J = {int(chunk_of[j]) + 1 for j, d in enumerate(flat_ids) if d in ev}
         e.item_score, e.item_id, e.item_text = scores, ids, txts
         e.item_ev = [ev is not None and d in ev for d in ids]
         masks = []
@@ -884,19 +901,25 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
         return states, episodes
 
     def _retrieval(self, episodes, emb):
-        out = []
-        for ep in episodes:
-            turns = [t for c in ep["chunks"] for t in c]
-            ids = [d for r in ep["turn_ids"] for d in r]
+        # one StreamingMemory per distinct context, queried by each of its questions
+        groups = {}
+        for i, ep in enumerate(episodes):
+            groups.setdefault(tuple(t for c in ep["chunks"] for t in c), []).append(i)
+        out = [None] * len(episodes)
+        for turns, members in groups.items():
             mem = StreamingMemory(emb, structure="flat", n_neighbors=self.n_slots)
-            mem.fit(turns, covers=list(range(len(turns))))
+            mem.fit(list(turns), covers=list(range(len(turns))))
             k = min(self.n_slots, len(turns))
-            dist, ind = mem.kneighbors([ep["question"]], n_neighbors=k)
+            dist, ind = mem.kneighbors([episodes[i]["question"] for i in members],
+                                       n_neighbors=k)
             covers = mem.item_covers_
-            order = [int(next(iter(covers[i]))) for i in ind[0]]
-            out.append({"ids": [ids[i] for i in order], "texts": [turns[i] for i in order],
-                        "scores": (1.0 - dist[0]).tolist(), "tau": len(ep["chunks"]),
-                        "T": len(ep["chunks"])})
+            for row, i in enumerate(members):
+                ep = episodes[i]
+                ids = [d for r in ep["turn_ids"] for d in r]
+                order = [int(next(iter(covers[j]))) for j in ind[row]]
+                out[i] = {"ids": [ids[j] for j in order], "texts": [turns[j] for j in order],
+                          "scores": (1.0 - dist[row]).tolist(), "tau": len(ep["chunks"]),
+                          "T": len(ep["chunks"])}
         return out
 
     @staticmethod
