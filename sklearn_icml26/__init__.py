@@ -32,6 +32,7 @@ _LAZY_NAMES = {
     "SentenceEmbedder": "memory",
     "StreamingMemory": "memory",
     "IncrementalBM25": "memory",
+    "GatedMemoryReader": "memory",
     "SemanticInfoGainScorer": "retrieval",
     "InfoGainReranker": "retrieval",
     "PINNRegressor": "pinn",
