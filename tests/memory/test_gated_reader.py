@@ -15,7 +15,6 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.validation import check_is_fitted
 
-from sklearn_icml26.metrics import oracle_span_f1
 from sklearn_icml26.memory import (
     GatedMemoryReader,
     SentenceEmbedder,
@@ -34,6 +33,7 @@ from sklearn_icml26.memory._gated_reader import (
     _surrogate_loss,
     _trajectory_rewards,
 )
+from sklearn_icml26.metrics import oracle_span_f1
 
 torch.set_num_threads(1)
 
@@ -207,7 +207,7 @@ def test_autograd_gradient_matches_finite_differences_and_sampling_probabilities
     for (name, t), g in zip(T.items(), grads, strict=True):
         flat = t.detach().numpy().ravel()
         for idx in range(0, flat.size, max(1, flat.size // 7)):
-            def f(delta):
+            def f(delta, name=name, idx=idx):
                 Q = {k: v.detach().clone() for k, v in T.items()}
                 Q[name].view(-1)[idx] += delta
                 return float(_surrogate_loss(Q, rows, adv, len(states), mean, scale, 0.05,
@@ -409,7 +409,7 @@ def test_closed_update_gate_warns_and_stays_usable(planted):
     train, test = planted
     # n_steps=0: the initial update gate sits at 1/2, which the greedy rule (> 1/2) closes
     r = GatedMemoryReader(SentenceEmbedder(backend="hashing"), n_steps=0, exit_bias_init=0.0,
-                          random_state=0)
+                          batch_size=8, random_state=0)
     with pytest.warns(ConvergenceWarning, match="update gate closed on all validation chunks"):
         r.fit(train.X[:10], evidence=train.evidence[:10])
     assert r.best_step_ == 0
