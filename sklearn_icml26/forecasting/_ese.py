@@ -601,6 +601,12 @@ class ESERegressor(RegressorMixin, BaseEstimator):
     refinement. Steps whose total is not positive carry no share information; a window without
     any gets uniform shares. The forecast of system ``i`` is ``a_hat * e_i``.
 
+    The paper fixes ``damping=0.5``; the defaults here choose the damping and a weight of the
+    shares' own trend (``share_trend``, which removes the lag of the weighted mean when the
+    composition drifts) on the newest training windows, and calibrate split-conformal
+    prediction intervals (:meth:`predict_interval`). ``damping=0.5, share_trend=0`` is the
+    paper's ESE.
+
     Parameters
     ----------
     estimator : regressor, default=None
@@ -730,8 +736,13 @@ class ESERegressor(RegressorMixin, BaseEstimator):
 
     Notes
     -----
-    Cost: O(n_samples * n_systems * n_lags) for the shares plus one fit of ``estimator``
-    (a per-system baseline needs ``n_systems`` fits). With one system (1-D ``y``), the shares
+    Cost: O(n_samples * n_systems * n_lags) for the shares plus one fit of ``estimator``, and
+    a second one on the older training windows for the intervals unless ``calibration=None``
+    (a per-system baseline needs ``n_systems`` fits). The ``"auto"`` choices score the 21
+    candidate shares in one pass over the validation windows. ``score`` is R^2 (scikit-learn's
+    default); on panels of persistent or flat series compare with the random walk through
+    :func:`sklearn_icml26.metrics.relative_rmse` or
+    :func:`sklearn_icml26.metrics.neg_relative_rmse_scorer`. With one system (1-D ``y``), the shares
     are 1 and ESE is ``estimator`` on the scaled newest ``k`` lags; with ``scaling=None,
     aggregate_lags=None`` it equals ``estimator.fit(X, y)``.
 
@@ -741,6 +752,10 @@ class ESERegressor(RegressorMixin, BaseEstimator):
        State Estimation". ICML 2026, arXiv:2606.13285.
     .. [2] Gross, Sohl. "Disaggregation methods to expedite product line forecasting". Journal
        of Forecasting 9(3), 1990.
+    .. [3] Brown. "Smoothing, Forecasting and Prediction of Discrete Time Series".
+       Prentice-Hall, 1963 (discounted least squares, the share trend).
+    .. [4] Lei, G'Sell, Rinaldo, Tibshirani, Wasserman. "Distribution-free predictive inference
+       for regression". JASA 113(523), 2018, arXiv:1604.04173 (split conformal intervals).
 
     Examples
     --------
@@ -752,6 +767,9 @@ class ESERegressor(RegressorMixin, BaseEstimator):
     >>> ese.predict(X[150:]).shape
     (40, 5)
     >>> bool(abs(ese.equilibrium_shares(X[150:]).sum(axis=1) - 1).max() < 1e-12)
+    True
+    >>> lower, upper = ese.predict_interval(X[150:], coverage=0.9)
+    >>> bool((lower <= ese.predict(X[150:])).all() and (ese.predict(X[150:]) <= upper).all())
     True
     """
 
@@ -1072,7 +1090,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         return e, n_iter
 
     def equilibrium_shares(self, X, system_attributes=None, return_n_iter=False):
-        """Equilibrium shares of each window.
+        """Equilibrium shares of each window (with the share trend when ``share_trend_ > 0``).
 
         Parameters
         ----------
