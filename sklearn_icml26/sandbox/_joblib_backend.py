@@ -1,12 +1,48 @@
 """The joblib backend ``"sandbox"``: every task of a Parallel call in a sandbox of its own."""
 
+import copy
+import sys
+
 import joblib
-from joblib._parallel_backends import SequentialBackend, ThreadingBackend
+from joblib._parallel_backends import PoolManagerMixin, SequentialBackend, ThreadingBackend
+from joblib.parallel import BatchedCalls
 
 from ._cache import EnvironmentCache
 from ._call import run_in_sandbox
 
 __all__ = ["SandboxBackend"]
+
+
+def _importable(module, cache):
+    top = module.split(".")[0]
+    if top == "builtins" or top in sys.stdlib_module_names:
+        return True
+    site = next(cache.env_dir.glob("lib/python3*/site-packages"), None)
+    return site is not None and any(site.glob(f"{top}[./]*")) or (site / top).is_dir()
+
+
+def _portable(func, cache):
+    """The batch with the warning filters the sandbox cannot import dropped.
+
+    scikit-learn's ``delayed`` sends the caller's warning filters along with each call; a
+    filter on a warning class of a package the cache lacks (torch, say) would make the whole
+    call fail to unpickle in the sandbox, although it cannot matter there.
+    """
+    if not isinstance(func, BatchedCalls):
+        return func
+    func = copy.copy(func)
+    items = []
+    for f, args, kwargs in func.items:
+        filters = getattr(f, "warning_filters", None)
+        if filters:
+            kept = [flt for flt in filters
+                    if not isinstance(flt[2], type) or _importable(flt[2].__module__, cache)]
+            if len(kept) != len(filters):
+                f = copy.copy(f)
+                f.warning_filters = kept
+        items.append((f, args, kwargs))
+    func.items = items
+    return func
 
 
 class _SandboxedCall:
@@ -16,7 +52,7 @@ class _SandboxedCall:
         self.func, self.settings = func, settings
 
     def __call__(self):
-        return run_in_sandbox(self.func, **self.settings)
+        return run_in_sandbox(_portable(self.func, self.settings["cache"]), **self.settings)
 
 
 class SandboxBackend(ThreadingBackend):
@@ -83,14 +119,17 @@ class SandboxBackend(ThreadingBackend):
         self.settings = {"cache": cache, "timeout": timeout, "limits": limits, "mode": mode,
                          "trusted": trusted}
 
+    def effective_n_jobs(self, n_jobs):
+        """At least 2: joblib runs a call with one worker in the calling process, unisolated."""
+        return max(super().effective_n_jobs(n_jobs), 2)
+
     def configure(self, n_jobs=1, parallel=None, **backend_kwargs):
-        """Start the host threads; returns at least 2 so joblib never runs tasks in-process."""
-        n_jobs = self.effective_n_jobs(n_jobs)
+        """Prepare ``n_jobs`` host threads; returns at least 2 (see :meth:`effective_n_jobs`)."""
         self.parallel = parallel
-        self._n_jobs = n_jobs
-        # joblib runs a call whose backend reports one worker sequentially in the calling
-        # process, which would skip the sandbox; the pool keeps n_jobs threads regardless
-        return max(n_jobs, 2)
+        # the pool has the threads asked for; joblib is told at least 2 so that it never runs
+        # a one-worker call in the calling process, which would skip the sandbox
+        self._n_jobs = PoolManagerMixin.effective_n_jobs(self, n_jobs)
+        return max(self._n_jobs, 2)
 
     def submit(self, func, callback=None):
         """Schedule ``func`` (a joblib batch) to run in a sandbox."""
