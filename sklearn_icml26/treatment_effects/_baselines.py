@@ -1,4 +1,5 @@
-"""The per-period anchors of the adjuster: difference in means, CUPED and Lin's HC2 regression."""
+"""The per-period anchors of the adjuster: difference in means, CUPED and Lin's HC2 regression
+(cluster-robust standard errors when units are grouped)."""
 
 import warnings
 
@@ -10,6 +11,25 @@ def _welch(y1, y0):
     diff = y1.mean() - y0.mean()
     var = y1.var(ddof=1) / len(y1) + y0.var(ddof=1) / len(y0)
     return diff, float(np.sqrt(var))
+
+
+def _coef_std_err(row, resid, clusters, n_params):
+    """Cluster-robust (CR1) standard error of one OLS coefficient ``row @ y``.
+
+    ``row`` is the coefficient's row of ``(Z'Z)^-1 Z'``, ``resid`` the residuals,
+    ``clusters`` the cluster labels of the units of this regression and ``n_params`` the
+    number of regression parameters ``K``: the variance is ``G/(G-1) (N-1)/(N-K) sum_g
+    (sum_{i in g} row_i e_i)^2``, statsmodels' ``cov_type="cluster"``; NaN with fewer than
+    2 clusters or no residual degrees of freedom.
+    """
+    codes, clusters_here = np.unique(clusters, return_inverse=True)
+    n_groups = len(codes)
+    n = len(resid)
+    if n_groups < 2 or n <= n_params:
+        return np.nan
+    sums = np.bincount(clusters_here, weights=row * resid, minlength=n_groups)
+    factor = n_groups / (n_groups - 1) * (n - 1) / (n - n_params)
+    return float(np.sqrt(factor * np.sum(sums**2)))
 
 
 _HIGH_LEVERAGE = 1e-10  # units with h_ii >= 1 - _HIGH_LEVERAGE carry no residual information
@@ -39,8 +59,11 @@ def _independent_columns(Z, tol=1e-9):
     return keep
 
 
-def _lin_hc2(y, D, Hc):
+def _lin_hc2(y, D, Hc, clusters=None):
     """Lin's interacted regression: the treatment coefficient and its HC2 standard error.
+
+    With ``clusters`` (cluster codes of the units) the standard error is the CR1
+    cluster-robust one of statsmodels' ``cov_type="cluster"`` instead of HC2.
 
     Returns ``(estimate, std_err, n_high_leverage, dof, identified)``. Aliased columns are
     dropped in column order (``_independent_columns``); ``identified`` says whether the
@@ -69,11 +92,27 @@ def _lin_hc2(y, D, Hc):
     if high.any():
         meat[high] = np.sum(resid**2) / dof if dof > 0 else np.nan
     std_err = float(np.sqrt(np.sum(c**2 * meat)))
+    if clusters is not None:
+        std_err = _coef_std_err(c, resid, clusters, Zk.shape[1])
     return estimate, std_err, int(high.sum()), dof, identified
 
 
-def _baselines(H0, Y, on1, on0):
-    """Per-period DiM, CUPED and Lin (HC2) on units following either regime through t."""
+def _dim_cluster(y, D, clusters):
+    """Difference in means with the CR1 cluster-robust SE of OLS of y on [1, D]."""
+    n1, n0 = D.sum(), (1 - D).sum()
+    diff = y[D == 1].mean() - y[D == 0].mean()
+    row = D / n1 - (1 - D) / n0
+    resid = y - np.where(D == 1, y[D == 1].mean(), y[D == 0].mean())
+    return diff, _coef_std_err(row, resid, clusters, 2)
+
+
+def _baselines(H0, Y, on1, on0, clusters=None):
+    """Per-period DiM, CUPED and Lin (HC2) on units following either regime through t.
+
+    With ``clusters`` (cluster codes, one per unit) every standard error is the CR1
+    cluster-robust one of the corresponding OLS regression (``y`` on ``[1, D]`` for DiM and
+    CUPED, Lin's interacted design), as statsmodels' ``cov_type="cluster"``.
+    """
     rows = []
     high_leverage, unidentified = [], []
     for t in range(Y.shape[1]):
@@ -87,14 +126,21 @@ def _baselines(H0, Y, on1, on0):
                        lin_se=np.nan)
             rows.append(row)
             continue
-        row["dim"], row["dim_se"] = _welch(y[D == 1], y[D == 0])
+        cl = None if clusters is None else clusters[m]
+        if cl is None:
+            row["dim"], row["dim_se"] = _welch(y[D == 1], y[D == 0])
+        else:
+            row["dim"], row["dim_se"] = _dim_cluster(y, D, cl)
         Hc = H0[m] - H0[m].mean(axis=0)
         Hc = Hc[:, Hc.std(axis=0) > 1e-12]
         design = np.column_stack([np.ones(len(y)), Hc])
         theta = np.linalg.lstsq(design, y, rcond=None)[0][1:]
         adjusted = y - Hc @ theta
-        row["cuped"], row["cuped_se"] = _welch(adjusted[D == 1], adjusted[D == 0])
-        row["lin"], row["lin_se"], n_high, dof, identified = _lin_hc2(y, D, Hc)
+        if cl is None:
+            row["cuped"], row["cuped_se"] = _welch(adjusted[D == 1], adjusted[D == 0])
+        else:
+            row["cuped"], row["cuped_se"] = _dim_cluster(adjusted, D, cl)
+        row["lin"], row["lin_se"], n_high, dof, identified = _lin_hc2(y, D, Hc, cl)
         if n_high:
             high_leverage.append((t, n_high, len(y), dof))
         if not identified:

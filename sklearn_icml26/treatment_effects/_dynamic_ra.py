@@ -25,7 +25,7 @@ from sklearn import config_context, linear_model
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.metrics import r2_score
-from sklearn.model_selection import KFold
+from sklearn.model_selection import GroupKFold, KFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
@@ -41,6 +41,15 @@ from threadpoolctl import threadpool_limits
 from ..utils import progress_bar
 from ..utils._parallel import Parallel, delayed
 from ._baselines import _baselines
+from ._inference import (
+    _cluster_sums,
+    _coefficient_frame,
+    _effect_projection,
+    _encode_groups,
+    _format_regime,
+    _mean_std_err,
+    _text_summary,
+)
 from ._transition import LinearGaussianTransition
 
 __all__ = ["LongitudinalRegressionAdjuster"]
@@ -252,10 +261,12 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
     integrated forward by Monte Carlo (``q_method="simulate"``) or regressed backwards
     (``q_method="regress"``), builds the outcome model of each period, and an augmented,
     cross-fitted estimator corrects it [1]_. Inference: influence-function (Wald) standard
-    errors, multiplier bootstrap and a sup-t uniform band over periods. Monotone dropout (NaN in
-    ``y``) is handled by inverse probability of censoring weights (missing at random given the
-    observed history). The difference in means, CUPED and Lin's regression (HC2) per period are
-    computed in the same fit for comparison.
+    errors (cluster-robust when ``groups`` is passed to :meth:`fit`), multiplier bootstrap and
+    a sup-t uniform band over periods; conditional effects given baseline covariates come with
+    standard errors through their best linear projection [3]_ (:meth:`predict_effect`).
+    Monotone dropout (NaN in ``y``) is handled by inverse probability of censoring weights
+    (missing at random given the observed history). The difference in means, CUPED and
+    Lin's regression (HC2) per period are computed in the same fit for comparison.
 
     Parameters
     ----------
@@ -335,7 +346,7 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
     means_ : ndarray of shape (n_regimes, n_periods)
         Augmented estimates of the regime means ``mu_t`` (``n_regimes`` is 1 single-arm, else 2).
     means_se_ : ndarray of shape (n_regimes, n_periods)
-        Their influence-function standard errors.
+        Their influence-function standard errors (cluster-robust with ``groups``).
     gformula_means_ : ndarray of shape (n_regimes, n_periods)
         Plug-in (g-formula) means, the average of ``q0_``.
     path_probabilities_ : ndarray of shape (n_regimes, n_periods)
@@ -346,7 +357,16 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
     effect_ : ndarray of shape (n_periods,) or None
         Effect curve ``means_[0] - means_[1]``; ``None`` single-arm.
     effect_se_ : ndarray of shape (n_periods,) or None
-        Its influence-function standard error.
+        Its influence-function standard error (cluster-robust with ``groups``).
+    effect_projection_coef_ : ndarray of shape (n_periods, 1 + n_baseline + n_time_varying)
+        Best linear projection of the conditional effect on ``[1, B, X_0]`` per period (OLS
+        of the doubly robust effect scores; aliased columns get 0); used by
+        :meth:`predict_effect` with ``method="projection"``. Not set single-arm.
+    effect_projection_cov_ : ndarray of shape (n_periods, 1 + n_baseline + n_time_varying, \
+            1 + n_baseline + n_time_varying)
+        Its sandwich covariance per period: HC0, or CR1 cluster-robust with ``groups``.
+    n_groups_ : int or None
+        Number of clusters in ``groups`` (None when fitted without ``groups``).
     q0_ : ndarray of shape (n_samples, n_regimes, n_periods)
         Cross-fitted plug-in predictions ``Q_0^(t)(H_0)`` of each unit.
     influence_ : ndarray of shape (n_samples, n_regimes, n_periods)
@@ -403,6 +423,9 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
        ICML 2026, arXiv:2605.31443.
     .. [2] Lin, "Agnostic notes on regression adjustments to experimental data: reexamining
        Freedman's critique", Annals of Applied Statistics 7(1), 2013, arXiv:1208.2301.
+    .. [3] Semenova, Chernozhukov, "Debiased machine learning of conditional average
+       treatment effects and other causal functions", The Econometrics Journal 24(2), 2021,
+       arXiv:1702.06240.
 
     Examples
     --------
@@ -423,7 +446,7 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
     # treatment is needed by every two-arm fit and score: requested by default, so that
     # GridSearchCV, cross_validate and Pipeline route it with metadata routing enabled and
     # no set_fit_request / set_score_request call
-    __metadata_request__fit = {"treatment": True}
+    __metadata_request__fit = {"treatment": True, "groups": True}
     __metadata_request__score = {"treatment": True}
 
     _parameter_constraints = {
@@ -617,16 +640,23 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
             )
         return arr
 
-    def _folds(self, X, seed):
+    def _folds(self, X, seed, groups=None, n_groups=None):
         n = X.shape[0]
         if isinstance(self.cv, numbers.Integral):
             if n < self.cv:
                 raise ValueError(f"n_samples={n} is too few for cv={self.cv}")
-            splitter = KFold(n_splits=self.cv, shuffle=True, random_state=seed)
+            if groups is not None and n_groups < self.cv:
+                raise ValueError(
+                    f"groups has {n_groups} clusters, too few for cv={self.cv}: the "
+                    "cross-fitting folds keep each cluster whole"
+                )
+            splitter = (KFold(n_splits=self.cv, shuffle=True, random_state=seed)
+                        if groups is None else
+                        GroupKFold(n_splits=self.cv, shuffle=True, random_state=seed))
         else:
             splitter = self.cv
         folds = np.full(n, -1)
-        splits = list(splitter.split(X))
+        splits = list(splitter.split(X) if groups is None else splitter.split(X, None, groups))
         for k, (_, test) in enumerate(splits):
             folds[test] = k
         if np.any(folds < 0):
@@ -638,7 +668,7 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
     # ---------------------------------------------------------------- fit
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, treatment=None):
+    def fit(self, X, y, treatment=None, groups=None):
         """Fit the nuisances by cross-fitting and estimate regime means and effects.
 
         Parameters
@@ -656,6 +686,16 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
             the observed one). Requested by default as metadata, so Pipelines, searches and
             :func:`~sklearn.model_selection.cross_validate` route it once metadata routing is
             enabled, without ``set_fit_request``.
+        groups : array-like of shape (n_samples,), default=None
+            Cluster label of each unit (e.g. clinic, household, market) when units are
+            grouped and outcomes may be correlated within a group. Standard errors, the
+            bootstrap (one multiplier per cluster) and the anchors of :meth:`summary` then
+            become cluster-robust (CR1: ``G / (G - 1)`` for the means and effects, the
+            ``G/(G-1) (N-1)/(N-K)`` of statsmodels' ``cov_type="cluster"`` for the
+            regressions), and an integer ``cv`` cross-fits with
+            :class:`~sklearn.model_selection.GroupKFold` (shuffled, seeded from
+            ``random_state``) so that each cluster stays in one fold; a splitter ``cv`` gets
+            ``split(X, None, groups)``. Requested by default as metadata, like ``treatment``.
 
         Returns
         -------
@@ -670,11 +710,16 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
             treatment of the wrong shape, not integer-coded or single-valued, regimes of the
             wrong shape or with absent codes, a float ``propensity`` with time-varying regimes,
             a bad propensity array, fewer than 2 units on a regime's path in a training
-            fold, ``X`` or ``y`` with values beyond 1e100 in absolute value (their squares
-            overflow float64: rescale), or NaN/inf estimates (non-finite nuisance predictions).
+            fold, ``groups`` of the wrong shape, with NaN or with fewer than 2 clusters (or
+            fewer clusters than an integer ``cv``), ``X`` or ``y`` with values beyond 1e100
+            in absolute value (their squares overflow float64: rescale), or NaN/inf
+            estimates (non-finite nuisance predictions).
         """
         X, y, Y, W = self._check_inputs(X, y, treatment)
         n, T = Y.shape
+        clusters, n_groups = (None, None) if groups is None else _encode_groups(groups, n)
+        self.n_groups_ = n_groups
+        self._clusters = clusters
         k = self.n_time_varying
         block = k + 1
         self.n_periods_ = T
@@ -704,7 +749,7 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
 
         seeds = np.random.SeedSequence(entropy).spawn(4)
         fold_seed = int(seeds[0].generate_state(1)[0] % np.iinfo(np.int32).max)
-        folds, K = self._folds(X, fold_seed)
+        folds, K = self._folds(X, fold_seed, clusters, n_groups)
         self.folds_ = folds
 
         # path indicators and treatment-path probabilities
@@ -824,14 +869,14 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         self.q0_ = G[:, :, 0, :].copy()
         self.means_ = phi.mean(axis=0)
         self.influence_ = phi - self.means_[None]
-        self.means_se_ = np.sqrt((self.influence_**2).mean(axis=0) / n)
+        self.means_se_ = _mean_std_err(self.influence_, clusters, n_groups)
         self.gformula_means_ = self.q0_.mean(axis=0)
         if self.single_arm_:
             self.effect_, self.effect_se_ = None, None
         else:
             self.effect_ = self.means_[0] - self.means_[1]
             psi = self.influence_[:, 0] - self.influence_[:, 1]
-            self.effect_se_ = np.sqrt((psi**2).mean(axis=0) / n)
+            self.effect_se_ = _mean_std_err(psi, clusters, n_groups)
         for name in ("means_", "means_se_", "effect_", "effect_se_"):
             value = getattr(self, name)
             if value is not None and not np.all(np.isfinite(value)):
@@ -852,7 +897,11 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
                 "mean_se": np.nanstd(Y, axis=0, ddof=1) / np.sqrt(np.maximum(C.sum(axis=0), 1)),
             })
         else:
-            self.baselines_ = _baselines(H0, Y0, I_list[0], I_list[1])
+            self.baselines_ = _baselines(H0, Y0, I_list[0], I_list[1], clusters)
+            # best linear projection of the conditional effect on H_0: OLS of the doubly
+            # robust effect scores phi^1 - phi^0 on [1, H_0], sandwich covariance
+            self.effect_projection_coef_, self.effect_projection_cov_ = _effect_projection(
+                H0, phi[:, 0] - phi[:, 1], clusters, n_groups)
 
         self.mc_noise_ = np.random.default_rng(seeds[2]).standard_normal((self.n_mc, T - 1, block))
         self._bootstrap_seed = int(seeds[3].generate_state(1)[0])
@@ -946,30 +995,65 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         pred = self._predict_regime(X, 0 if self.single_arm_ else 1)
         return pred[:, 0] if self._y_one_dim else pred
 
-    def predict_effect(self, X):
-        """Plug-in conditional effect ``E[Y_t(a^1) - Y_t(a^0) | H_0]`` per period.
+    def predict_effect(self, X, *, method="plugin", return_std=False):
+        """Conditional effect ``E[Y_t(a^1) - Y_t(a^0) | H_0]`` per period, with inference.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features_in_)
             Covariates in the layout of :meth:`fit`; only ``B`` and ``X_0`` are used.
+        method : {"plugin", "projection"}, default="plugin"
+            ``"plugin"``: the difference of the fitted outcome chains of both regimes
+            (averaged over the fold models), the nuisance models' own conditional effect,
+            which has no valid standard error (flexible learners converge slower than
+            ``1/sqrt(n)``). ``"projection"``: the best linear approximation of the
+            conditional effect in ``(B, X_0)``, ``[1, B, X_0] @ effect_projection_coef_[t]``,
+            estimated at fit by regressing the doubly robust effect scores on ``[1, B,
+            X_0]``; its sandwich standard errors are valid under the design's
+            randomisation whatever the nuisance models, and its average over the fitted
+            units is ``effect_``.
+        return_std : bool, default=False
+            Also return the standard error of each prediction (``method="projection"``
+            only): ``sqrt(z' V_t z)`` with ``z = [1, B, X_0]`` and ``V_t`` the HC0 (or, with
+            ``groups`` at fit, CR1 cluster-robust) covariance ``effect_projection_cov_[t]``.
+            ``prediction ± 1.96 * std`` is a pointwise 95% interval for the projection.
 
         Returns
         -------
         effect : ndarray of shape (n_samples, n_periods)
-            Conditional effects of the regime of interest against the reference (no
-            inference attached).
+            Conditional effects of the regime of interest against the reference.
+        std : ndarray of shape (n_samples, n_periods)
+            Standard errors of ``effect``; only with ``return_std=True``.
 
         Raises
         ------
         ValueError
-            In single-arm mode (no effect is defined).
+            In single-arm mode (no effect is defined), for an unknown ``method``, or for
+            ``return_std=True`` with ``method="plugin"``.
         """
         check_is_fitted(self)
         if self.single_arm_:
             raise ValueError("predict_effect needs a fit with treatment; this fit was single-arm")
-        both = self.predict_regimes(X)
-        return both[:, 0] - both[:, 1]
+        if method not in ("plugin", "projection"):
+            raise ValueError(f"method must be 'plugin' or 'projection'; got {method!r}")
+        if method == "plugin":
+            if return_std:
+                raise ValueError(
+                    "return_std=True needs method='projection': the plug-in conditional "
+                    "effect of flexible nuisance models has no valid standard error; the "
+                    "projection's sandwich standard errors are valid under randomisation"
+                )
+            both = self.predict_regimes(X)
+            return both[:, 0] - both[:, 1]
+        Xv = validate_data(self, X, reset=False, dtype=np.float64)
+        _check_magnitude(Xv, "X")
+        Z = np.column_stack([np.ones(len(Xv)),
+                             Xv[:, :self.n_baseline_ + self.n_time_varying]])
+        effect = Z @ self.effect_projection_coef_.T
+        if not return_std:
+            return effect
+        var = np.einsum("ni,tij,nj->nt", Z, self.effect_projection_cov_, Z)
+        return effect, np.sqrt(np.maximum(var, 0.0))
 
     def score(self, X, y, treatment=None, sample_weight=None):
         """R² of the plug-in predictions, averaged over periods (NaN outcomes skipped).
@@ -1121,8 +1205,7 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         if kind == "uniform" and method == "wald":
             raise ValueError("a uniform band needs method='bootstrap' (or None); got 'wald'")
         est, psi = self._influence(target)  # (R, T), (n, R, T)
-        n = psi.shape[0]
-        se = np.sqrt((psi**2).mean(axis=0) / n)
+        se = self._std_err(psi)
         out = np.empty(est.shape + (2,))
         if method == "wald":
             z = stats.norm.ppf(1 - alpha / 2)
@@ -1138,11 +1221,22 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
                 out[..., 1] = est + crit[:, None] * se
         return out[0] if target == "effect" else out
 
+    def _std_err(self, psi):
+        return _mean_std_err(psi, getattr(self, "_clusters", None), self.n_groups_)
+
     def _bootstrap_draws(self, psi):
+        """Multiplier-bootstrap draws of the centred estimates: one N(0, 1) multiplier per
+        unit, or per cluster (scaled by ``sqrt(G / (G - 1))``, as the CR1 standard error)."""
         rng = np.random.default_rng(self._bootstrap_seed)
         n = psi.shape[0]
-        xi = rng.standard_normal((self.n_bootstrap, n))
-        return np.einsum("bn,nrt->brt", xi, psi) / n
+        clusters = getattr(self, "_clusters", None)
+        if clusters is None:
+            xi = rng.standard_normal((self.n_bootstrap, n))
+            return np.einsum("bn,nrt->brt", xi, psi) / n
+        G = self.n_groups_
+        sums = _cluster_sums(psi, clusters, G)
+        xi = rng.standard_normal((self.n_bootstrap, G))
+        return np.einsum("bg,grt->brt", xi, sums) * np.sqrt(G / (G - 1)) / n
 
     @staticmethod
     def _critical_values(draws, se, alpha):
@@ -1167,28 +1261,36 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         est, psi = self._influence(target)
-        se = np.sqrt((psi**2).mean(axis=0) / psi.shape[0])
+        se = self._std_err(psi)
         crit = self._critical_values(self._bootstrap_draws(psi), se, alpha)
         return float(crit[0]) if target == "effect" else crit
 
-    def summary(self, alpha=0.05):
+    def summary(self, alpha=0.05, as_text=False):
         """Table of the per-period estimates beside the difference in means, CUPED and Lin.
 
         Parameters
         ----------
         alpha : float, default=0.05
             One minus the confidence level of the intervals and of the uniform band.
+        as_text : bool, default=False
+            Return a statsmodels-style text table (built with
+            ``statsmodels.iolib.summary2.Summary``: a header with the design, the standard
+            error type and the band's critical value, the coefficient table per period, and
+            the anchors) instead of the DataFrame.
 
         Returns
         -------
-        table : pandas.DataFrame
+        table : pandas.DataFrame or str
             One row per period: ``estimate``, ``std_err``, ``z``, ``p_value``, ``ci_lower``,
             ``ci_upper`` (Wald), ``band_lower``, ``band_upper`` (sup-t band), ``n_on_path_1``,
             ``n_on_path_0``, ``dim``, ``dim_se``, ``cuped``, ``cuped_se``, ``lin``, ``lin_se``
             and ``se_ratio_lin`` (our standard error over Lin's). Single-arm fits give the
-            mean of the observed regime with its Wald interval and band instead.
+            mean of the observed regime with its Wald interval and band instead. With
+            ``as_text=True``, the same numbers as a text table.
         """
         check_is_fitted(self)
+        if as_text:
+            return self._summary_text(alpha)
         if self.single_arm_:
             ci = self.conf_int(alpha, target="means")[0]
             band = self.conf_int(alpha, kind="uniform", target="means")[0]
@@ -1213,6 +1315,60 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
             table[col] = base[col].to_numpy()
         table["se_ratio_lin"] = se / base["lin_se"].to_numpy()
         return table.set_index("period")
+
+    def _summary_text(self, alpha):
+        table = self.summary(alpha)
+        T = self.n_periods_
+        effect = not self.single_arm_
+        se = table["std_err"].to_numpy()
+        est = table["estimate"].to_numpy()
+        z = est / np.where(se > 0, se, np.nan)
+        ci = table[["ci_lower", "ci_upper"]].to_numpy()
+        band = table[["band_lower", "band_upper"]].to_numpy()
+        coef = _coefficient_frame(est, se, ci, band, alpha, z)
+        coef.index = [f"t={t}" for t in range(T)]
+        crit = self.band_critical_value(alpha, target="effect" if effect else "means")
+        crit = float(np.ravel(crit)[0])
+        se_kind = ("influence function" if self.n_groups_ is None
+                   else f"cluster-robust, {self.n_groups_} clusters")
+        outcome = "LinearRegression" if self.outcome_model is None else type(
+            self.outcome_model).__name__
+        info = {
+            "Estimand:": "effect per period" if effect else "mean per period (single arm)",
+            "No. units:": str(len(self.folds_)),
+            "Regimes:": ("observed" if not effect else
+                         f"{_format_regime(self.regimes_[0])} vs "
+                         f"{_format_regime(self.regimes_[1])}"),
+            "No. periods:": str(T),
+            "Q method:": self.q_method,
+            "Cross-fitting folds:": str(self._n_folds),
+            "Outcome model:": outcome,
+            "Std. errors:": se_kind,
+            "History window:": "full" if self.history_window is None else
+                               str(self.history_window),
+            f"Band c ({1 - alpha:g}):": f"{crit:.3f}",
+        }
+        anchors = None
+        if effect:
+            anchors = table[["n_on_path_1", "n_on_path_0", "dim", "dim_se", "lin", "lin_se",
+                             "se_ratio_lin"]].copy()
+            anchors.columns = ["n on path 1", "n on path 0", "DiM", "DiM se", "Lin",
+                               "Lin se", "se / Lin se"]
+            anchors.index = coef.index
+            for col in ("n on path 1", "n on path 0"):
+                anchors[col] = anchors[col].astype(int).astype(str)
+        notes = [
+            f"Band: sup-t band over all periods jointly, estimate +/- c * std err "
+            f"(multiplier bootstrap, {self.n_bootstrap} draws).",
+        ]
+        if effect:
+            notes.append("Anchors per period on units following either regime: difference "
+                         "in means (DiM) and Lin's interacted regression on the baseline "
+                         "covariates (" + ("HC2" if self.n_groups_ is None else "CR1")
+                         + " standard errors).")
+        title = ("Longitudinal regression adjustment (DynamicRA): "
+                 + ("effect" if effect else "regime mean") + " per period")
+        return _text_summary(title, info, coef, anchors, notes)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
