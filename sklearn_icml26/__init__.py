@@ -37,6 +37,9 @@ _LAZY_NAMES = {
     "InfoGainReranker": "retrieval",
     "PINNRegressor": "pinn",
     "PINNInfluence": "pinn",
+    "TaskSandbox": "sandbox",
+    "EnvironmentCache": "sandbox",
+    "run_in_sandbox": "sandbox",
 }
 
 _SUBMODULES = [
@@ -53,6 +56,7 @@ _SUBMODULES = [
     "optim",
     "pinn",
     "retrieval",
+    "sandbox",
     "surface",
     "treatment_effects",
     "utils",

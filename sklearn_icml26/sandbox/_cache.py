@@ -202,7 +202,7 @@ class EnvironmentCache:
 
     See Also
     --------
-    TaskSandbox : runs a task over a cache.
+    TaskSandbox : Runs a task over a cache.
 
     Examples
     --------
@@ -470,7 +470,13 @@ class EnvironmentCache:
 
     # -- checking, transport, removal ----------------------------------------------------------
     def digest(self):
-        """Recompute the content digest of ``env/`` (see :func:`tree_digest`)."""
+        """Recompute the content digest of ``env/`` (see :func:`tree_digest`).
+
+        Returns
+        -------
+        digest : str
+            Hex SHA-256 of the environment tree as it is now.
+        """
         return tree_digest(self.env_dir)
 
     def verify(self):

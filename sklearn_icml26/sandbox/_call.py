@@ -101,8 +101,8 @@ def run_in_sandbox(func, *args, cache, timeout=None, limits=None, mode="auto",
     ----------
     func : callable
         What to call.
-    *args, **kwargs
-        Its arguments.
+    *args : tuple
+        Its positional arguments.
     cache : EnvironmentCache
         The environment to run in (it must hold what ``func`` imports, and joblib).
     timeout : float, default=None
@@ -118,6 +118,8 @@ def run_in_sandbox(func, *args, cache, timeout=None, limits=None, mode="auto",
     sandbox : TaskSandbox, default=None
         An open sandbox to reuse (then ``cache``, ``limits`` and ``mode`` are its own);
         default: a fresh one, removed afterwards.
+    **kwargs : dict
+        Its keyword arguments.
 
     Returns
     -------

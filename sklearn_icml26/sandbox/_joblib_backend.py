@@ -56,7 +56,7 @@ class _SandboxedCall:
 
 
 class SandboxBackend(ThreadingBackend):
-    """joblib backend that runs each batch of a ``Parallel`` call in its own TaskSandbox.
+    """A joblib backend that runs each batch of a ``Parallel`` call in its own TaskSandbox.
 
     Registered as ``"sandbox"`` when :mod:`sklearn_icml26.sandbox` is imported, so
     ``joblib.parallel_config(backend="sandbox", cache=cache)`` makes ``cross_validate``,
@@ -120,11 +120,39 @@ class SandboxBackend(ThreadingBackend):
                          "trusted": trusted}
 
     def effective_n_jobs(self, n_jobs):
-        """At least 2: joblib runs a call with one worker in the calling process, unisolated."""
+        """Number of workers joblib is told: at least 2.
+
+        joblib runs a call with one worker in the calling process, which would be unisolated.
+
+        Parameters
+        ----------
+        n_jobs : int or None
+            Requested number of jobs.
+
+        Returns
+        -------
+        n_jobs : int
+            ``max(2, n)`` with ``n`` joblib's usual reading of ``n_jobs``.
+        """
         return max(super().effective_n_jobs(n_jobs), 2)
 
     def configure(self, n_jobs=1, parallel=None, **backend_kwargs):
-        """Prepare ``n_jobs`` host threads; returns at least 2 (see :meth:`effective_n_jobs`)."""
+        """Prepare ``n_jobs`` host threads.
+
+        Parameters
+        ----------
+        n_jobs : int or None, default=1
+            Sandboxes running at once.
+        parallel : joblib.Parallel, default=None
+            The calling ``Parallel``.
+        **backend_kwargs : dict
+            Unused (joblib's memmapping options do not apply).
+
+        Returns
+        -------
+        n_jobs : int
+            At least 2, see :meth:`effective_n_jobs`.
+        """
         self.parallel = parallel
         # the pool has the threads asked for; joblib is told at least 2 so that it never runs
         # a one-worker call in the calling process, which would skip the sandbox
@@ -132,11 +160,30 @@ class SandboxBackend(ThreadingBackend):
         return max(self._n_jobs, 2)
 
     def submit(self, func, callback=None):
-        """Schedule ``func`` (a joblib batch) to run in a sandbox."""
+        """Schedule a joblib batch to run in a sandbox.
+
+        Parameters
+        ----------
+        func : callable
+            The batch (a ``joblib.parallel.BatchedCalls``).
+        callback : callable, default=None
+            Called with the outcome.
+
+        Returns
+        -------
+        future : multiprocessing.pool.AsyncResult
+            The pending result.
+        """
         return super().submit(_SandboxedCall(func, self.settings), callback)
 
     def get_nested_backend(self):
-        """Nested Parallel calls run sequentially inside the sandbox."""
+        """Backend of nested ``Parallel`` calls: sequential, inside the sandbox.
+
+        Returns
+        -------
+        backend, n_jobs : tuple of (SequentialBackend, None)
+            The nested backend and its default number of jobs.
+        """
         return SequentialBackend(nesting_level=self.nesting_level + 1), None
 
 

@@ -67,7 +67,14 @@ class SandboxLimits:
                     f"{' or None' if optional else ''}; got {value!r}.")
 
     def rlimits(self):
-        """The ``setrlimit`` values, by ``resource`` constant name."""
+        """The ``setrlimit`` values of the task's processes.
+
+        Returns
+        -------
+        rlimits : dict of str to int
+            Value by ``resource`` constant name (``"RLIMIT_AS"``, ...), capped at this
+            process's hard limits.
+        """
         out = {"RLIMIT_CORE": 0, "RLIMIT_NOFILE": self.open_files}
         if self.memory_mb is not None:
             out["RLIMIT_AS"] = self.memory_mb * _MB

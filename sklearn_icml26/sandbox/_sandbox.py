@@ -50,7 +50,7 @@ class SandboxError(RuntimeError):
 class SandboxResult:
     """What :meth:`TaskSandbox.run` returns.
 
-    Attributes
+    Parameters
     ----------
     returncode : int
         Exit code of the task's main process; ``128 + n`` when signal ``n`` ended it,
@@ -81,7 +81,15 @@ class SandboxResult:
 
 @dataclass(frozen=True, order=True)
 class Change:
-    """One entry of :meth:`TaskSandbox.changed_files`: a path and ``"written"``/``"deleted"``."""
+    """One entry of :meth:`TaskSandbox.changed_files`.
+
+    Parameters
+    ----------
+    path : str
+        Path inside the sandbox (``/workspace/...`` or ``/env/...``).
+    kind : {"written", "deleted"}, default="written"
+        Created or modified, or deleted (an overlay whiteout over the cache or snapshot).
+    """
 
     path: str
     kind: str = field(default="written")
@@ -156,8 +164,9 @@ def check_sandbox_support(mode="auto"):
 
 
 def _probe(mode):
+    _support_cache[mode] = None  # let the probe's own sandbox be built in this mode
     try:
-        with TaskSandbox(None, mode=mode, _probe=True) as box:
+        with TaskSandbox(None, mode=mode) as box:
             res = box.run(["/bin/sh", "-c", "echo ok > /workspace/probe"], timeout=20)
             if res.returncode != 0 or not (box.upper / "workspace" / "probe").exists():
                 return ("the probe task failed: "
@@ -253,8 +262,8 @@ class TaskSandbox:
 
     See Also
     --------
-    EnvironmentCache : builds the environment.
-    run_in_sandbox : runs a Python call in a sandbox.
+    EnvironmentCache : Builds the environment.
+    run_in_sandbox : Runs a Python call in a sandbox.
 
     Notes
     -----
@@ -278,7 +287,7 @@ class TaskSandbox:
     """
 
     def __init__(self, cache=None, *, workspace=None, mode="auto", limits=None, env=None,
-                 hostname="sandbox", base_dir=None, max_output_bytes=16 * 2**20, _probe=False):
+                 hostname="sandbox", base_dir=None, max_output_bytes=16 * 2**20):
         if cache is not None and not isinstance(cache, EnvironmentCache):
             raise TypeError(f"cache must be an EnvironmentCache or None; got "
                             f"{type(cache).__name__}")
@@ -296,7 +305,7 @@ class TaskSandbox:
         self.env = dict(env or {})
         self.base_dir = Path(base_dir) if base_dir is not None else default_sandbox_dir()
         self.max_output_bytes = int(max_output_bytes)
-        self.mode = mode if _probe else check_sandbox_support(mode)
+        self.mode = check_sandbox_support(mode)
         self.path = None
         self.enforced_limits = []
         self._lock = threading.Lock()
@@ -310,7 +319,13 @@ class TaskSandbox:
         return False
 
     def open(self):
-        """Create the sandbox's host folder (its layers); returns ``self``."""
+        """Create the sandbox's host folder (its layers).
+
+        Returns
+        -------
+        self : TaskSandbox
+            The open sandbox.
+        """
         if self.path is not None:
             return self
         self.base_dir.mkdir(parents=True, exist_ok=True)
@@ -570,7 +585,24 @@ def _read(path, limit):
 
 
 def sandbox_available(mode="auto"):
-    """Whether :class:`TaskSandbox` works here (see :func:`check_sandbox_support`)."""
+    """Whether :class:`TaskSandbox` works on this machine.
+
+    Parameters
+    ----------
+    mode : {"auto", "userns", "root"}, default="auto"
+        See :func:`check_sandbox_support`.
+
+    Returns
+    -------
+    available : bool
+        False where :func:`check_sandbox_support` raises.
+
+    Examples
+    --------
+    >>> from sklearn_icml26.sandbox import sandbox_available
+    >>> isinstance(sandbox_available(), bool)
+    True
+    """
     try:
         check_sandbox_support(mode)
     except SandboxUnavailableError:
