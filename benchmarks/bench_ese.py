@@ -71,7 +71,8 @@ COVERAGES = (0.8, 0.9)
 # rows of anchors that do not involve ESE (their code is unchanged), copied from a previous
 # result file with --reuse-anchors to keep a rerun on a crowded machine short; filled by main()
 REUSED = {}
-REUSABLE = ("statsmodels.", "MultiOutputRegressor(", "PerSystemRegressor(")
+REUSABLE = ("statsmodels.", "MultiOutputRegressor(", "PerSystemRegressor(HistGradient",
+            "PerSystemRegressor(MLP")
 MEMORY_BELOW_S = 5.0
 # Reduction of the full protocol to keep the full run near 10 minutes on 2 shared cores:
 # per-system HistGradientBoosting in the scaling study runs up to 100 systems (full protocol: 1000);
@@ -377,6 +378,8 @@ def scaling(sizes, hgb_max, verbose=True):
         Xtr, ytr, Xte, yte = X[:n_train], y[:n_train], X[n_train:], y[n_train:]
         rw_rmse_i = np.sqrt(np.mean((Xte.reshape(len(Xte), n, 10)[:, :, -1] - yte) ** 2, axis=0))
         models = {"ESERegressor": ESERegressor(),
+                  "ESERegressor(calibration=None)": ESERegressor(calibration=None),
+                  PAPER_ROW: ESERegressor(**PAPER),
                   "PerSystemRegressor(LinearRegression)": PerSystemRegressor(LinearRegression())}
         if n <= hgb_max:
             models["PerSystemRegressor(HistGradientBoostingRegressor)"] = PerSystemRegressor(
@@ -570,8 +573,9 @@ def main(argv=None):
         f"{HGB_SCALING_MAX} systems (full protocol: 1000) to keep the run near 10 minutes; "
         "no target depends on it.",
         "sktime TopdownReconciler rows: sktime is not installed (optional), skipped.",
-        *(["Reduced rerun: rows marked 'reused' (statsmodels AutoReg/VAR, multi-output and "
-           "per-system models, none of which involves ESE or changed) are copied from the "
+        *(["Reduced rerun: rows marked 'reused' (statsmodels AutoReg/VAR, multi-output models, "
+           "per-system HistGradientBoosting and MLP; none involves ESE or changed; per-system "
+           "RidgeCV and LinearRegression are rerun) are copied from the "
            "previous full run of this benchmark (same protocol, same code for those rows; its "
            "RMSEs had matched the run before it to 1e-13); their seconds come from that run, "
            "so the speed-ups divide seconds measured under different machine loads (this run's "

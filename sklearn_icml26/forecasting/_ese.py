@@ -270,34 +270,37 @@ def _share_moments(W, dampings):
     """
     N, n, p = W.shape
     M, valid = _totals(W)
-    safe_M = np.where(valid, M, 1.0)
     t = np.arange(-(p - 1), 1, dtype=np.float64)
     G = len(dampings)
-    V = np.empty((N, p, 2 * G))
-    stats = []
-    for g, lam in enumerate(dampings):
-        w = np.where(valid, np.power(1.0 - lam, -t)[None, :], 0.0)  # 0**0 = 1
+    base = np.stack([np.power(1.0 - lam, -t) for lam in dampings], axis=1)  # (p, G), 0**0 = 1
+    B = np.empty((p, 2 * G))
+    B[:, 0::2], B[:, 1::2] = base, base * t[:, None]
+    # proportions, zero at invalid steps, so that one GEMM serves every row and damping
+    S = W / np.where(valid, M, 1.0)[:, None, :]
+    if not valid.all():
+        S *= valid[:, None, :]
+    prod = (S.reshape(N * n, p) @ B).reshape(N, n, 2 * G)
+    del S
+    out = []
+    for g in range(G):
+        w = valid * base[:, g][None, :]
         denom = w.sum(axis=1)
         ok = denom > 0
         safe_denom = np.where(ok, denom, 1.0)
         t_bar = (w @ t) / safe_denom
         t_var = (w * (t[None, :] - t_bar[:, None]) ** 2).sum(axis=1) / safe_denom
-        V[:, :, 2 * g] = w / safe_M / safe_denom[:, None]
-        V[:, :, 2 * g + 1] = V[:, :, 2 * g] * t[None, :]
-        stats.append((ok, t_bar, t_var))
-    prod = np.matmul(W, V)  # (N, n, 2G): one BLAS pass over the windows
-    out = []
-    for g, (ok, t_bar, t_var) in enumerate(stats):
+        mean_s = prod[:, :, 2 * g] / safe_denom[:, None]
+        mean_ts = prod[:, :, 2 * g + 1] / safe_denom[:, None]
         s_bar = np.full((N, n), 1.0 / n)
-        s_bar[ok] = prod[ok, :, 2 * g]
-        cov = prod[:, :, 2 * g + 1] - t_bar[:, None] * prod[:, :, 2 * g]
+        s_bar[ok] = mean_s[ok]
+        cov = mean_ts - t_bar[:, None] * mean_s
         flat = ~(t_var > 1e-12) | ~ok
         slope = np.where(flat[:, None], 0.0, cov / np.where(flat, 1.0, t_var)[:, None])
         out.append((s_bar, slope, t_bar))
     return out
 
 
-def _trend_shares(s_bar, slope, t_bar, trend, horizon, W):
+def _trend_shares(s_bar, slope, t_bar, trend, horizon, W, nonneg=None):
     """Shares extrapolated along their own trend, clipped and renormalised.
 
     ``e = s_bar + trend * slope * (horizon - t_bar)``: the weighted least-squares line of the
@@ -309,7 +312,7 @@ def _trend_shares(s_bar, slope, t_bar, trend, horizon, W):
     if trend == 0:
         return s_bar
     e = s_bar + trend * slope * (horizon - t_bar)[:, None]
-    return _finalize_shares(e, W)
+    return _finalize_shares(e, W, nonneg)
 
 
 def _proportions(W):
@@ -432,10 +435,15 @@ def _refine_shares(S, valid, s_last, e0, damping, max_iter, stop=None, tol=None)
     return e, n_iter, status
 
 
-def _finalize_shares(e, W):
-    """Clip at 0 when the window has no negative value; renormalise (uniform if sum <= 0)."""
+def _finalize_shares(e, W, nonneg=None):
+    """Clip at 0 when the window has no negative value; renormalise (uniform if sum <= 0).
+
+    ``nonneg`` (N,) may give the windows without a negative value, computed once by a caller
+    that finalises many candidates of the same windows.
+    """
     n = e.shape[1]
-    nonneg = ~(W < 0).any(axis=(1, 2))
+    if nonneg is None:
+        nonneg = ~(W < 0).any(axis=(1, 2))
     e = np.where(nonneg[:, None], np.clip(e, 0.0, None), e)
     total = e.sum(axis=1)
     ok = total > 0
@@ -920,7 +928,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         self.scaling_, self.aggregate_lags_ = scaling, k
         estimator = LinearRegression() if self.estimator is None else self.estimator
         self.estimator_ = clone(estimator).fit(Z[:, n_lags - k:], t)
-        self._select_shares(_rescaled_windows(self._windows(X)), y)
+        self._select_shares(self._windows(X), y)
         self._calibrate(X, y, system_attributes)
         if self.stop == "converge":
             self.n_iter_ = 1
@@ -948,7 +956,8 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         dampings = DAMPING_GRID if fixed_damping is None else (fixed_damping,)
         trends = SHARE_TREND_GRID if fixed_trend is None else (fixed_trend,)
         n_val = max(1, int(np.ceil(self.validation_fraction * W.shape[0])))
-        W_val, Y_val = W[-n_val:], y[-n_val:]
+        W_val, Y_val = _rescaled_windows(W[-n_val:]), y[-n_val:]
+        nonneg = ~(W_val < 0).any(axis=(1, 2))
         total = Y_val.sum(axis=1)
         if self.selection_score == "relative_rmse":  # per-system RMSE over the random walk's
             rw = np.sqrt(np.mean((W_val[:, :, -1] - Y_val) ** 2, axis=0))
@@ -964,7 +973,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
                 if j and dampings[g] == 1:  # one weighted step: no slope, same shares
                     scores[g, j] = scores[g, 0]
                     continue
-                e = _trend_shares(s_bar, slope, t_bar, trend, self.horizon, W_val)
+                e = _trend_shares(s_bar, slope, t_bar, trend, self.horizon, W_val, nonneg)
                 err = total[:, None] * e - Y_val
                 scores[g, j] = np.sqrt(np.mean(err**2, axis=0)) @ weight
         scores = np.where(np.isfinite(scores), scores, np.inf)
