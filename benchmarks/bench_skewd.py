@@ -20,6 +20,7 @@ import time
 import warnings
 
 import numpy as np
+from sklearn.base import clone
 
 from sklearn_icml26.causal_discovery import SkewDCausalDiscoverer, score_pairs
 from sklearn_icml26.datasets import (
@@ -98,6 +99,415 @@ def _anm_scores(pairs, seed=0):  # pragma: no cover - optional live anchor
         p_fwd, p_bwd = ANM().cause_or_effect(x, y)
         out.append(np.log(max(p_fwd, 1e-300)) - np.log(max(p_bwd, 1e-300)))
     return np.array(out)
+
+
+# --------------------------------------------------------------------------------------------
+# study (--study): uniform vs quantile knots, installable anchors on the same pairs, the
+# authors' Bayesian penalty search on SIM-ln, and the calibration of the direction p-values
+# --------------------------------------------------------------------------------------------
+STUDY_ORDER = ["SIM-ln", "tuebingen", "SIM", "SIM-c", "AN", "LS", "MN-U"]
+FAST_ANCHORS = ["cdt.RECI", "cdt.IGCI", "cdt.CDS", "lingam.DirectLiNGAM"]
+SLOW_ANCHORS = ["lingam.RESIT (GP)", "causallearn.ANM"]
+
+
+def _subsample(P, max_rows, seed):
+    """A seeded subsample of at most ``max_rows`` rows (row order kept)."""
+    if len(P) <= max_rows:
+        return P
+    idx = np.sort(np.random.RandomState(seed).choice(len(P), max_rows, replace=False))
+    return P[idx]
+
+
+def _anchor_score(method, P, seed):  # pragma: no cover - optional benchmark-only packages
+    """Signed score (> 0: column 0 causes column 1; 0: no decision) of an installable anchor."""
+    x, y = P[:, 0], P[:, 1]
+    if method.startswith("cdt."):
+        from cdt.causality.pairwise import CDS, IGCI, RECI
+
+        model = {"cdt.RECI": RECI, "cdt.IGCI": IGCI, "cdt.CDS": CDS}[method]()
+        return float(model.predict_proba((x, y)))
+    if method == "lingam.DirectLiNGAM":
+        import lingam
+
+        B = lingam.DirectLiNGAM(random_state=seed).fit(P).adjacency_matrix_
+        # decision only: the orientation of the kept edge (none kept: no decision)
+        return float(np.sign(abs(B[1, 0]) - abs(B[0, 1])))
+    if method == "lingam.RESIT (GP)":
+        import lingam
+        from sklearn.gaussian_process import GaussianProcessRegressor
+
+        B = lingam.RESIT(regressor=GaussianProcessRegressor(), random_state=seed).fit(
+            P).adjacency_matrix_
+        return float(np.sign(abs(B[1, 0]) - abs(B[0, 1])))
+    if method == "causallearn.ANM":
+        from causallearn.search.FCMBased.ANM.ANM import ANM
+
+        p_fwd, p_bwd = ANM().cause_or_effect(P[:, :1], P[:, 1:])
+        return float(np.log(max(p_fwd, 1e-300)) - np.log(max(p_bwd, 1e-300)))
+    raise ValueError(method)
+
+
+def _method_row(base, direction, score, weight, seconds, decision_only=False, **extra):
+    score = np.asarray(score, dtype=float)
+    undecided = ~np.isfinite(score) | (score == 0)
+    row = {**base, "n_pairs": int(score.size),
+           "accuracy": weighted_accuracy(direction, np.where(undecided, 0.0, score),
+                                         sample_weight=weight),
+           "audrc": (None if decision_only else
+                     audrc(direction, np.where(undecided, 0.0, score), sample_weight=weight)),
+           "n_no_decision": int(undecided.sum()),
+           "median_s_per_pair": float(np.median(seconds)),
+           "mean_s_per_pair": float(np.mean(seconds)), **extra}
+    return row
+
+
+def _pvalue_summary(direction, score, pvalues):
+    p = np.asarray(pvalues, dtype=float)
+    correct = np.sign(score) == direction
+    small = p < 0.05
+    return {"share_p_below_0.05": float(np.mean(small)),
+            "accuracy_p_below_0.05": float(np.mean(correct[small])) if small.any() else None,
+            "accuracy_p_above_0.05": float(np.mean(correct[~small])) if (~small).any()
+            else None}
+
+
+def _study_pairs(name, data, k, args):
+    idx = range(min(k, len(data.pairs)))
+    pairs = [_subsample(np.asarray(data.pairs[i]), args.max_rows, i) for i in idx]
+    direction, weight = data.direction[:len(pairs)], data.weight[:len(pairs)]
+    base = {"dataset": name if len(pairs) == len(data.pairs) else f"{name}[:{len(pairs)}]",
+            "median_n_samples": int(np.median([len(P) for P in pairs]))}
+    return pairs, direction, weight, base
+
+
+def _study_set(name, data, k, args, deadline, log, anchors=None):
+    """Rows of one standard set: SkewD uniform vs quantile and the anchors on the same pairs.
+
+    SkewD runs in chunks of 10 pairs (uniform, then quantile knots on the same chunk) until
+    ``deadline`` minus ``--anchor-reserve-s``; the anchors then run on the pairs done.
+    """
+    pairs, direction, weight, base = _study_pairs(name, data, k, args)
+    rows, per_pair = [], {}
+    if anchors is None:
+        stop = deadline - args.anchor_reserve_s
+        res = {"uniform": [], "quantile": []}
+        done = 0
+        while done < len(pairs) and time.perf_counter() < stop:
+            chunk = pairs[done:done + 10]
+            for knots in ("uniform", "quantile"):
+                n_boot = args.n_bootstrap if knots == "uniform" and name in (
+                    args.pvalue_sets.split(",")) else 0
+                est = SkewDCausalDiscoverer(knots=knots, n_bootstrap=n_boot, random_state=0)
+                res[knots].append(score_pairs(chunk, estimator=est, n_jobs=args.n_jobs))
+            done += len(chunk)
+            log(f"{name}: SkewD-IT uniform and quantile knots, {done} of {len(pairs)} pairs")
+        pairs, direction, weight = pairs[:done], direction[:done], weight[:done]
+        if done < k and done < len(data.pairs):
+            base = {**base, "dataset": f"{name}[:{done}]"}
+        for knots, chunks in res.items():
+            if not chunks:
+                continue
+            r = {key: np.concatenate([c[key] for c in chunks]) for key in chunks[0]}
+            label = f"SkewD-IT ({knots} knots)"
+            with_p = np.isfinite(r["pvalue_it"]).any()
+            extra = _pvalue_summary(direction, r["score"], r["pvalue_it"]) if with_p else {}
+            rows.append(_method_row({**base, "method": label}, direction, r["score"], weight,
+                                    r["fit_time"], n_warnings=int(r["n_warnings"].sum()),
+                                    **extra))
+            per_pair[label] = r["score"].tolist()
+            per_pair[label + " p"] = r["pvalue_it"].tolist()
+    per_pair.update(direction=direction.tolist(), weight=weight.tolist())
+    for method in FAST_ANCHORS if anchors is None else anchors:
+        slow = method in SLOW_ANCHORS
+        scores, seconds = [], []
+        try:
+            for i, P in enumerate(pairs):
+                if slow and time.perf_counter() > deadline:
+                    break
+                Q = _subsample(P, args.slow_rows, i) if slow else P
+                t0 = time.perf_counter()
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        scores.append(_anchor_score(method, Q, seed=0))
+                except ImportError:
+                    raise
+                except Exception as exc:  # a failed fit is a pair without decision
+                    log(f"{name} pair {i}: {method} failed: {type(exc).__name__}: {exc}")
+                    scores.append(np.nan)
+                seconds.append(time.perf_counter() - t0)
+        except ImportError as exc:
+            log(f"{method} not installed ({exc}): no row")
+            continue
+        m = len(scores)
+        if not m:
+            continue
+        rows.append(_method_row(
+            {**base, "method": method}, direction[:m], scores, weight[:m], seconds,
+            decision_only=method in ("lingam.DirectLiNGAM", "lingam.RESIT (GP)"),
+            **({"rows_per_pair": f"<= {args.slow_rows}"} if slow else {})))
+        per_pair[method] = [float(v) for v in scores]
+        log(f"{name}: {method} done ({m} pairs)")
+    return rows, per_pair
+
+
+def _bayes_study(data, args, deadline, log):
+    """The authors' Bayesian penalty search beside the default on the first SIM-ln pairs."""
+    fast = SkewDCausalDiscoverer(random_state=0)
+    bayes = SkewDCausalDiscoverer(random_state=0, estimator={
+        "penalty_search": "bayes", "cv": 8, "n_calls": 60, "n_initial_points": 40})
+    out = {"fast": [], "bayes": [], "fast_s": [], "bayes_s": []}
+    for i, P in enumerate(data.pairs):
+        if time.perf_counter() > deadline:
+            break
+        for key, est in (("bayes", bayes), ("fast", fast)):
+            r = score_pairs([P], estimator=est, n_jobs=1)
+            out[key].append(float(r.score[0]))
+            out[key + "_s"].append(float(r.fit_time[0]))
+        log(f"SIM-ln pair {i}: bayes {out['bayes'][-1]:+.3g} ({out['bayes_s'][-1]:.0f} s), "
+            f"default {out['fast'][-1]:+.3g} ({out['fast_s'][-1]:.1f} s)")
+    m = len(out["bayes"])
+    if not m:
+        return []
+    direction, weight = data.direction[:m], data.weight[:m]
+    base = {"dataset": f"SIM-ln[:{m}]", "median_n_samples": 1000}
+    return [
+        _method_row({**base, "method": "SkewD-IT default (tic)"}, direction, out["fast"],
+                    weight, out["fast_s"]),
+        _method_row({**base, "method": "SkewD-IT bayes (authors' search: GP-EI, 60 calls, "
+                     "40 LHS, 8 folds)"}, direction, out["bayes"], weight, out["bayes_s"]),
+    ]
+
+
+def _null_pairs(n_pairs, n_samples, seed):
+    """Pairs without a preferred direction: (family, X) with both residuals independent."""
+    rng = np.random.RandomState(seed)
+    marg = [rng.randn, lambda m: rng.exponential(size=m), lambda m: rng.lognormal(0, 0.5, m),
+            lambda m: rng.uniform(-1, 1, m)]
+    out = []
+    for k in range(n_pairs):
+        x = rng.randn(n_samples)
+        out.append(("linear Gaussian", np.c_[x, 0.8 * x + 0.6 * rng.randn(n_samples)]))
+        a = marg[k % 4]
+        out.append(("independent, same marginal", np.c_[a(n_samples), a(n_samples)]))
+        b = marg[(k + 1 + k // 4 % 3) % 4]
+        out.append(("independent, different marginals", np.c_[a(n_samples), b(n_samples)]))
+    return out
+
+
+def _calibration(args, log):
+    """P-values on pairs with no preferred direction (roughly uniform if calibrated)."""
+    from scipy.stats import kstest
+
+    pairs = _null_pairs(args.null_pairs, args.null_samples, 12345)
+    est = SkewDCausalDiscoverer(n_bootstrap=args.n_bootstrap, random_state=0)
+    try:
+        import causallearn  # noqa: F401
+
+        est.set_params(independence_test="kci")
+    except ImportError:
+        log("causal-learn not installed: no KCI p-values")
+    res = {"it": [], "ll": [], "kci": [], "family": []}
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for family, X in pairs:
+            d = clone(est).fit(X)
+            res["it"].append(d.pvalues_.get("it", np.nan))
+            res["ll"].append(d.pvalues_["ll"])
+            res["kci"] += list(d.independence_pvalues_.values())
+            res["family"].append(family)
+    seconds = (time.perf_counter() - t0) / len(pairs)
+    rows = []
+    fam = np.array(res["family"])
+    families = ["linear Gaussian", "independent, same marginal",
+                "independent, different marginals"]
+    for family in families + ["all", "linear Gaussian or same marginal"]:
+        mask = {"all": np.ones(fam.size, bool),
+                "linear Gaussian or same marginal": np.isin(fam, families[:2])}.get(
+                    family, fam == family)
+        for key, label in (("it", "wild-bootstrap p (it)"), ("ll", "Vuong p (ll)")):
+            if key == "ll" and family in ("all", families[2]):
+                continue  # different marginals: "ll" has a genuine preference (no null)
+            p = np.asarray(res[key])[mask]
+            rows.append({"dataset": f"null pairs: {family}", "method": label,
+                         "n_pairs": int(mask.sum()), "share_p_below_0.05": float(np.mean(
+                             p < 0.05)), "share_p_below_0.10": float(np.mean(p < 0.10)),
+                         "median_p": float(np.median(p)),
+                         "ks_uniform_pvalue": float(kstest(p, "uniform").pvalue),
+                         "mean_s_per_pair": seconds})
+    if res["kci"]:
+        p = np.asarray(res["kci"])
+        rows.append({"dataset": "null pairs: all", "method": "KCI p of the residuals (both "
+                     "directions)", "n_pairs": int(fam.size), "n_tests": int(p.size),
+                     "share_p_below_0.05": float(np.mean(p < 0.05)),
+                     "share_p_below_0.10": float(np.mean(p < 0.10)),
+                     "median_p": float(np.median(p)),
+                     "ks_uniform_pvalue": float(kstest(p, "uniform").pvalue)})
+    log(f"calibration: {len(pairs)} null pairs done")
+    return rows
+
+
+def _study_targets(rows):
+    def get(dataset, method, key="accuracy"):
+        for r in rows:
+            if r["dataset"].split("[")[0] == dataset and r["method"] == method:
+                return r.get(key)
+        return None
+
+    out = []
+    pub = dict(zip(STANDARD, PUBLISHED["SkewD-IT"], strict=True))
+    closes, keeps = None, True
+    for name in STUDY_ORDER:
+        u = get(name, "SkewD-IT (uniform knots)")
+        q = get(name, "SkewD-IT (quantile knots)")
+        if u is None or q is None:
+            continue
+        if name == "SIM-ln":
+            goal = pub[name][0] / 100 - 0.06
+            closes = q >= goal
+            for label, v in (("uniform", u), ("quantile", q)):
+                out.append({"target": f"SIM-ln: SkewD-IT accuracy, {label} knots",
+                            "spec": f">= {goal:g}", "measured": round(float(v), 4),
+                            "met": bool(v >= goal)})
+        else:
+            keeps &= q >= u - 0.01
+            out.append({"target": f"{name}: quantile-knot accuracy within 0.01 of uniform",
+                        "spec": f">= {u - 0.01:.4g}", "measured": round(float(q), 4),
+                        "met": bool(q >= u - 0.01)})
+    if closes is not None:
+        out.append({"target": "quantile knots close SIM-ln and lose nowhere (then default)",
+                    "spec": "all of the above", "measured": float(bool(closes and keeps)),
+                    "met": bool(closes and keeps)})
+    for r in rows:
+        if (r["dataset"] == "null pairs: linear Gaussian or same marginal"
+                and r["method"] == "Vuong p (ll)"):
+            out.append({"target": "null pairs (linear Gaussian, same marginals): Vuong "
+                        "p-values uniform (KS p)", "spec": ">= 0.05",
+                        "measured": round(r["ks_uniform_pvalue"], 4),
+                        "met": bool(r["ks_uniform_pvalue"] >= 0.05)})
+        if r["dataset"] == "null pairs: all" and r["method"] == "wild-bootstrap p (it)":
+            out.append({"target": "null pairs: wild-bootstrap p-values uniform (KS p)",
+                        "spec": ">= 0.05", "measured": round(r["ks_uniform_pvalue"], 4),
+                        "met": bool(r["ks_uniform_pvalue"] >= 0.05)})
+            out.append({"target": "null pairs: share of wild-bootstrap p < 0.05",
+                        "spec": "<= 0.1", "measured": round(r["share_p_below_0.05"], 4),
+                        "met": bool(r["share_p_below_0.05"] <= 0.1)})
+    return out
+
+
+def _study(args):
+    start = time.perf_counter()
+    deadline = start + args.budget_s
+
+    def log(msg):
+        print(f"[{time.perf_counter() - start:6.0f} s] {msg}", flush=True)
+
+    rows, per_pair = [], {}
+    parts = args.parts.split(",")
+    k = 3 if args.quick else (args.max_pairs or 10**6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if "sets" in parts:
+            wanted = STUDY_ORDER if args.sets is None else args.sets.split(",")
+            full = args.full_sets.split(",")
+            for name in [s for s in STUDY_ORDER if s in wanted]:
+                if args.quick and name not in ("SIM-ln", "AN"):
+                    continue
+                if time.perf_counter() > deadline:
+                    log(f"budget spent: {name} not run")
+                    continue
+                data = load_cause_effect_pairs(name)
+                budgets = dict(zip(wanted, (float(v) for v in args.set_budget_s.split(",")),
+                                   strict=False)) if args.set_budget_s else {}
+                set_deadline = min(deadline, time.perf_counter() + budgets.get(name, 1e9))
+                r, pp = _study_set(name, data, k if name in full else min(k, args.other_pairs),
+                                   args, set_deadline, log)
+                rows += r
+                per_pair[name] = pp
+                _write_study(args, rows, per_pair, start, partial=True)
+        if "slow" in parts:
+            for name in args.slow_sets.split(","):
+                data = load_cause_effect_pairs(name)
+                r, pp = _study_set(name, data, k, args, deadline, log, anchors=SLOW_ANCHORS)
+                rows += r
+                per_pair[name + " slow"] = pp
+                _write_study(args, rows, per_pair, start, partial=True)
+        if "bayes" in parts:
+            data = load_cause_effect_pairs("SIM-ln")
+            bayes_deadline = start + (args.bayes_budget_s or args.budget_s)
+            rows += _bayes_study(data, args, bayes_deadline, log)
+            _write_study(args, rows, per_pair, start, partial=True)
+        if "calibration" in parts:
+            rows += _calibration(args, log)
+    return _write_study(args, rows, per_pair, start, partial=False)
+
+
+def _write_study(args, rows, per_pair, start, partial):
+    import json
+    from pathlib import Path
+
+    out = Path(args.output or "/tmp/skewd_study_part.json")
+    payload = {"rows": rows, "per_pair": per_pair, "seconds": time.perf_counter() - start,
+               "argv": sys.argv[1:], "partial": partial}
+    out.write_text(json.dumps(payload, indent=1, default=float))
+    return out
+
+
+def _merge_study(paths, output):
+    """One result file (skewd_anchors) from the study's part files."""
+    import json
+
+    rows, seconds, argvs = [], [], []
+    for path in paths:
+        payload = json.loads(open(path).read())
+        rows += payload["rows"]
+        seconds.append(payload["seconds"])
+        argvs.append(" ".join(payload["argv"]))
+    targets = _study_targets(rows)
+    protocol = STUDY_PROTOCOL
+    notes = [f"Part runs (one process each, one thread, n_jobs=1, on a shared 2-core machine "
+             f"under heavy load): {'; '.join(argvs)}; wall clock "
+             f"{', '.join(f'{s:.0f}' for s in seconds)} s."] + STUDY_NOTES
+    missed = [f"{t['target']}: {t['measured']:g} (goal {t['spec']})" for t in targets
+              if not t["met"]]
+    if missed:
+        notes.append("Missed: " + "; ".join(missed) + ".")
+    path = write_results("skewd_anchors", rows, False, output, targets=targets,
+                         protocol=protocol, notes=notes)
+    columns = ["dataset", "method", "n_pairs", "accuracy", "audrc", "n_no_decision",
+               "median_s_per_pair", "share_p_below_0.05", "ks_uniform_pvalue"]
+    print(markdown_table(rows, columns))
+    print(markdown_table(targets, ["target", "spec", "measured", "met"]))
+    return path
+
+
+STUDY_PROTOCOL = (
+    "SkewD knots and anchors study: every pair of the standard sets (Tuebingen 99 weighted, "
+    "SIM, SIM-c, SIM-ln, AN, LS, MN-U) subsampled to at most 1000 rows (seeded by the pair "
+    "index; the same rows for every method); SkewD-IT with default settings and uniform or "
+    "quantile knots, with the wild-bootstrap p-value (200 replicates); the installable "
+    "anchors on the same rows: cdt 0.6.0 RECI, IGCI, CDS and lingam 1.13.0 DirectLiNGAM on "
+    "every pair, lingam RESIT with a Gaussian-process regressor and causal-learn 0.1.4.8 "
+    "ANM (GP + HSIC) on a further seeded subsample of at most 300 rows of the Tuebingen and "
+    "SIM-ln pairs (their GP fits take 25-120 s per 1000-row pair on the loaded machine); "
+    "the authors' Bayesian penalty search (scikit-optimize gp_minimize, EI, 60 calls, 40 "
+    "Latin-hypercube points, 8 folds) beside the default TIC search on the first SIM-ln "
+    "pairs that fit the time budget; p-value calibration on pairs without a preferred "
+    "direction for the HSIC score (linear Gaussian pairs and pairs of independent variables "
+    "with equal or different marginals; 500 samples; the Vuong p-value of the likelihood "
+    "score only on the first two families: with different marginals the likelihood score "
+    "has a genuine preference). A pair without decision (score 0 or not finite, "
+    "or a decision-only method without an edge) counts as wrong in the accuracy.")
+STUDY_NOTES = [
+    "AUDRC is not given for the decision-only methods (DirectLiNGAM, RESIT): they return an "
+    "orientation without a confidence.",
+    "share_p_below_0.05 / accuracy_p_below_0.05 on the standard sets: how often the "
+    "wild-bootstrap p-value of the SkewD-IT decision is below 0.05, and the accuracy of "
+    "those decisions against the rest.",
+    "Seconds per pair: per-method wall clock inside one process on a shared, loaded "
+    "machine (load average about 10 on 2 cores); compare them within this file only.",
+]
 
 
 def _quality(direction, score, weight):
@@ -230,7 +640,43 @@ def main(argv=None):
                         help="comma-separated sets (standard names, or e.g. LSs_SN_strong)")
     parser.add_argument("--live-anchors", action="store_true",
                         help="also run causal-learn's ANM (slow; needs causal-learn)")
+    parser.add_argument("--study", action="store_true",
+                        help="knots/anchors/penalty-search/p-value study (skewd_anchors)")
+    parser.add_argument("--parts", default="sets,slow,bayes,calibration",
+                        help="study parts: sets, slow (RESIT, ANM), bayes, calibration")
+    parser.add_argument("--budget-s", type=float, default=1200.0,
+                        help="study: wall-clock budget; no new set/slow pair after it")
+    parser.add_argument("--bayes-budget-s", type=float, default=None,
+                        help="study: wall-clock budget of the penalty-search part")
+    parser.add_argument("--max-rows", type=int, default=1000, help="study: rows per pair")
+    parser.add_argument("--set-budget-s", default=None,
+                        help="study: comma-separated wall-clock budget per set of --sets")
+    parser.add_argument("--anchor-reserve-s", type=float, default=60.0,
+                        help="study: seconds kept for the anchors of a set")
+    parser.add_argument("--slow-rows", type=int, default=300,
+                        help="study: rows per pair for RESIT (GP) and causal-learn ANM")
+    parser.add_argument("--slow-sets", default="tuebingen",
+                        help="study: sets on which RESIT (GP) and ANM run")
+    parser.add_argument("--full-sets", default="SIM-ln,tuebingen",
+                        help="study: sets run on all pairs (the others: --other-pairs)")
+    parser.add_argument("--other-pairs", type=int, default=100,
+                        help="study: pairs of the sets not in --full-sets")
+    parser.add_argument("--pvalue-sets", default="SIM-ln,tuebingen",
+                        help="study: sets whose uniform-knot run has wild-bootstrap p-values")
+    parser.add_argument("--n-bootstrap", type=int, default=200,
+                        help="study: wild-bootstrap replicates of the p-value")
+    parser.add_argument("--null-pairs", type=int, default=40,
+                        help="study: null pairs per family for the calibration")
+    parser.add_argument("--null-samples", type=int, default=500)
+    parser.add_argument("--merge", nargs="+", default=None,
+                        help="study: merge part files into results/skewd_anchors.json")
     args = parser.parse_args(argv)
+    if args.merge:
+        print(f"wrote {_merge_study(args.merge, args.output)}")
+        return
+    if args.study:
+        print(f"wrote {_study(args)}")
+        return
     k_std = 4 if args.quick else args.max_pairs
     k_skew = 3 if args.quick else args.skew_pairs
     wanted = None if args.sets is None else set(args.sets.split(","))
