@@ -125,10 +125,10 @@ def test_cross_validate_and_grid_search_in_sandboxes_equal_the_plain_run(sk_cach
     X, y = load_iris(return_X_y=True)
     probe = tmp_path / "escaped.txt"
     est = UntrustedCentroid(shrink=0.1, probe_path=str(probe))
-    plain = cross_validate(est, X, y, cv=3)
+    plain = cross_validate(est, X, y, cv=2)
     probe.unlink()
     with joblib.parallel_config(backend="sandbox", cache=sk_cache, n_jobs=2):
-        boxed = cross_validate(est, X, y, cv=3)
+        boxed = cross_validate(est, X, y, cv=2)
     np.testing.assert_array_equal(boxed["test_score"], plain["test_score"])
     assert not probe.exists()  # the fold's write stayed in its sandbox
     # GridSearchCV, with a real scikit-learn estimator, n_jobs=1 still sandboxed
