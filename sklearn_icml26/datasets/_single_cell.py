@@ -43,7 +43,19 @@ Krumsiek et al. (PLoS ONE 6(8):e22649, 2011), as shipped by scanpy (BSD-3): 640 
 240-319 Ery, 400-479 Mk, 560-639 Neu)."""
 
 
-def load_paul15(data_home=None, download_if_missing=True):
+def _anndata(X, obs, var_names, obsm=None, uns=None):
+    try:
+        import anndata
+    except ImportError as exc:
+        raise ImportError(
+            "as_anndata=True needs the optional package anndata: pip install "
+            "'sklearn_icml26[anndata]' (or pip install anndata)."
+        ) from exc
+    var = pd.DataFrame(index=pd.Index(np.asarray(var_names, dtype=str), name="gene"))
+    return anndata.AnnData(X=X, obs=obs, var=var, obsm=obsm or {}, uns=uns or {})
+
+
+def load_paul15(data_home=None, download_if_missing=True, *, as_anndata=False):
     """Load the Paul15 myeloid progenitor counts with cell types and Slingshot lineages.
 
     Reads ``<data_home>/single_cell/paul15_tradeseq/`` (``counts_cells_x_genes.csv.gz``,
@@ -57,6 +69,13 @@ def load_paul15(data_home=None, download_if_missing=True):
         Data home; see :func:`~sklearn_icml26.datasets.get_data_home`.
     download_if_missing : bool, default=True
         Download the tradeSeq ``.rda`` files when the converted files are missing.
+    as_anndata : bool, default=False
+        Return an ``anndata.AnnData`` (optional package ``anndata``) instead of a Bunch:
+        ``X`` the raw counts as a float64 CSR matrix (cells x genes), ``layers["counts"]``
+        the same matrix, ``obs`` indexed by cell name with ``cell_type`` (categorical),
+        ``slingshot_cluster``, ``pseudotime_lineage1/2``, ``weight_lineage1/2`` and
+        ``root`` (bool, multipotent progenitors), ``var`` indexed by gene,
+        ``obsm["X_slingshot"]`` (Slingshot's 2-D input) and ``uns["lineages"]``.
 
     Returns
     -------
@@ -74,7 +93,8 @@ def load_paul15(data_home=None, download_if_missing=True):
     OSError
         If the files are missing and cannot be downloaded.
     ImportError
-        If the download fallback is needed and ``rdata`` is not installed.
+        If the download fallback is needed and ``rdata`` is not installed, or if
+        ``as_anndata=True`` and ``anndata`` is not installed.
 
     References
     ----------
@@ -102,6 +122,24 @@ def load_paul15(data_home=None, download_if_missing=True):
             fetch_files(_PAUL15, _PAUL15_RDA, data_home, download_if_missing=True))
     celltype = meta["celltype"].astype(str).to_numpy()
     target_names = np.array(sorted(set(celltype)))
+    if as_anndata:
+        from scipy.sparse import csr_matrix
+
+        X = csr_matrix(counts.to_numpy(dtype=np.float64))
+        obs = pd.DataFrame({
+            "cell_type": pd.Categorical(celltype, categories=list(target_names)),
+            "slingshot_cluster": meta["slingshot_cluster"].to_numpy(np.int64),
+            **{c: meta[c].to_numpy(float) for c in (
+                "pseudotime_lineage1", "pseudotime_lineage2", "weight_lineage1",
+                "weight_lineage2")},
+            "root": celltype == "Multipotent progenitors",
+        }, index=pd.Index(np.asarray(counts.index, dtype=str), name="cell"))
+        adata = _anndata(X, obs, counts.columns,
+                         obsm={"X_slingshot": meta[["rd_1", "rd_2"]].to_numpy(float)},
+                         uns={"lineages": {k: np.asarray(v, dtype=np.int64)
+                                           for k, v in lineages.items()}})
+        adata.layers["counts"] = X.copy()
+        return adata
     return Bunch(
         data=counts.to_numpy(dtype=np.float64),
         feature_names=np.asarray(counts.columns, dtype=object),
@@ -160,7 +198,7 @@ def _paul15_from_rda(folder):  # pragma: no cover - needs the network and rdata
     return counts, meta, lineages
 
 
-def load_krumsiek11(data_home=None, download_if_missing=True):
+def load_krumsiek11(data_home=None, download_if_missing=True, *, as_anndata=False):
     """Load the simulated krumsiek11 myeloid differentiation (scanpy's copy).
 
     Reads ``<data_home>/single_cell/krumsiek11_scanpy/krumsiek11.txt.gz`` (else
@@ -173,6 +211,10 @@ def load_krumsiek11(data_home=None, download_if_missing=True):
         Data home; see :func:`~sklearn_icml26.datasets.get_data_home`.
     download_if_missing : bool, default=True
         Download the text file when it is missing.
+    as_anndata : bool, default=False
+        Return an ``anndata.AnnData`` (optional package ``anndata``) instead of a Bunch:
+        dense float64 ``X``, ``obs`` indexed by cell name with ``time``, ``realization``,
+        ``cell_type`` (categorical) and ``root`` (bool, time 0), ``var`` indexed by gene.
 
     Returns
     -------
@@ -187,6 +229,8 @@ def load_krumsiek11(data_home=None, download_if_missing=True):
     ------
     OSError
         If the file is missing and cannot be downloaded.
+    ImportError
+        If ``as_anndata=True`` and ``anndata`` is not installed.
 
     References
     ----------
@@ -223,6 +267,12 @@ def load_krumsiek11(data_home=None, download_if_missing=True):
     names = np.array([f"r{r}_t{t}" for r, t in zip(realization, time, strict=True)],
                      dtype=object)
     feature_names = np.array(header[1:], dtype=object)
+    if as_anndata:
+        obs = pd.DataFrame({
+            "time": time, "realization": realization,
+            "cell_type": pd.Categorical(target_names[target], categories=list(target_names)),
+            "root": time == 0}, index=pd.Index(names.astype(str), name="cell"))
+        return _anndata(data, obs, feature_names)
     return Bunch(data=data, feature_names=feature_names, time=time, realization=realization,
                  target=target, target_names=target_names, root_mask=time == 0,
                  cell_names=names,

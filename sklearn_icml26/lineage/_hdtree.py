@@ -30,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import TorchEstimatorMixin
 from ..utils._scaling import _robust_mean_std, _standardize
+from ._anndata import _read_anndata, _read_root_mask
 from ._hdtree_module import (
     Embedder64,
     HDTreeLoss,
@@ -168,6 +169,22 @@ default="adamw"
     optimizer_params : dict or None, default=None
         Extra keyword arguments of the optimizer, e.g. ``{"betas": (0.9, 0.99)}`` or, for
         ``"adamo"``, ``{"kappa": 1.0, "tau": 0.05}``; ``lr`` has its own parameter.
+    cut_rule : {"count", "distance"}, default="count"
+        How :meth:`cut` (and ``labels_``) merges the codes of the starting level down to
+        ``n_clusters`` leaves that hold rows; only sibling leaves merge, into their parent,
+        so every cut is a cut of the code tree, and codes without rows merge first.
+        "count": the pair whose smaller code holds the fewest training rows (the HDTree
+        authors' rule); "distance": the pair whose merge raises the within-cluster sum of
+        squares of the embedding least (Ward's criterion
+        ``n_a n_b / (n_a + n_b) * ||m_a - m_b||**2`` on the codes' row means ``m``), so the
+        cut follows the tree's own split distances.
+    layer : str or None, default=None
+        When ``X`` is an ``anndata.AnnData``: read ``X.layers[layer]`` instead of ``X.X``.
+        Ignored for other inputs.
+    use_rep : str or None, default=None
+        When ``X`` is an ``anndata.AnnData``: read ``X.obsm[use_rep]`` (e.g. ``"X_pca"``)
+        instead of ``X.X``. Ignored for other inputs; at most one of ``layer`` and
+        ``use_rep``.
 
     Attributes
     ----------
@@ -275,6 +292,9 @@ default="adamw"
         "pseudotime_level": [Interval(Integral, 0, None, closed="left"), None],
         "graph_neighbors": [Interval(Integral, 1, None, closed="left")],
         "stage_fractions": ["array-like"],
+        "cut_rule": [StrOptions({"distance", "count"})],
+        "layer": [str, None],
+        "use_rep": [str, None],
     }
 
     def __init__(self, n_components=2, n_levels=6, n_clusters=None, *, hidden_size=256,
@@ -284,7 +304,7 @@ default="adamw"
                  pseudotime_level=None, graph_neighbors=3, max_epochs=300,
                  stage_fractions=(0.5, 0.2, 0.3), batch_size=512, lr=5e-3, optimizer="adamw",
                  precision="float32", device="cpu", random_state=None, verbose=0,
-                 optimizer_params=None):
+                 optimizer_params=None, cut_rule="count", layer=None, use_rep=None):
         self.n_components = n_components
         self.n_levels = n_levels
         self.n_clusters = n_clusters
@@ -314,6 +334,9 @@ default="adamw"
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
+        self.cut_rule = cut_rule
+        self.layer = layer
+        self.use_rep = use_rep
 
     # -- test settings --
     @classmethod
@@ -502,15 +525,18 @@ default="adamw"
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, anndata.AnnData} of shape (n_samples, n_features)
             Training rows (cells x features, e.g. log-normalised, scaled genes), float; a
-            sparse matrix (CSR/CSC, others are converted) is made dense.
+            sparse matrix (CSR/CSC, others are converted) is made dense. An AnnData gives
+            its ``X``, ``layers[layer]`` or ``obsm[use_rep]`` (see ``layer``, ``use_rep``);
+            every other method then reads AnnData inputs the same way.
         y : None
             Ignored.
-        root_mask : array-like of bool of shape (n_samples,), default=None
+        root_mask : array-like of bool of shape (n_samples,) or str, default=None
             Rows marking early cells; the pseudotime starts at their most frequent code.
-            ``None`` starts at the code nearest the embedding's origin (arbitrary). Routed
-            as fit metadata (``set_fit_request(root_mask=True)``).
+            ``None`` starts at the code nearest the embedding's origin (arbitrary). When
+            ``X`` is an AnnData, the name of a boolean ``obs`` column. Routed as fit
+            metadata (``set_fit_request(root_mask=True)``).
 
         Returns
         -------
@@ -524,8 +550,11 @@ default="adamw"
             diverges (non-finite embedding: lower ``lr``), if ``n_clusters``
             exceeds the ``2**n_levels`` deepest codes, if ``pseudotime_level`` is not below
             ``n_levels`` or if ``root_mask`` is not a boolean vector of length ``n_samples``
-            or is all False.
+            or is all False, or if an AnnData ``X`` lacks the ``layer``, ``use_rep`` or
+            ``root_mask`` column asked for.
         """
+        root_mask = _read_root_mask(X, root_mask)
+        X = _read_anndata(X, self.layer, self.use_rep)
         X = _dense(validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64))
         n, n_features = X.shape
         if n < self.n_neighbors + 1:
@@ -644,32 +673,59 @@ default="adamw"
         self.tree_ = Bunch(parent=parent.astype(np.int64), level=level.astype(np.int64),
                            count=count, children=children)
 
-    def _cut_leaves(self, n_clusters):
-        """Leaves (global ids) of the cut to ``n_clusters`` and their labels."""
+    def _cut_leaves(self, n_clusters, paths=None, embedding=None):
+        """Leaves (global ids) of the cut to ``n_clusters`` and their labels.
+
+        The occupancy (rows per code) and, for the "distance" rule, the row means come from
+        ``paths``/``embedding`` (default: the training rows). Codes without rows merge
+        first and do not count towards ``n_clusters``.
+        """
         L = self.n_levels
         tree = self.tree_
+        if paths is None:
+            paths, embedding, count = self.paths_, self.embedding_, tree.count
+        else:
+            count = np.bincount(paths.ravel(), minlength=len(tree.level))
         if n_clusters is None:
             lstar = L - 1
         else:
             lstar = min(math.isqrt(n_clusters) + 2, L - 1)
         leaves = set(range(level_offset(lstar), level_offset(lstar + 1)))
         if n_clusters is not None:
-            while len(leaves) > n_clusters:
+            if self.cut_rule == "distance":
+                sums = np.zeros((len(count), embedding.shape[1]))
+                for level in range(L):
+                    np.add.at(sums, paths[:, level], embedding)
+                means = sums / np.maximum(count, 1)[:, None]
+            n_occupied = sum(count[c] > 0 for c in leaves)
+            while n_occupied > n_clusters or (
+                    n_occupied == n_clusters and len(leaves) > max(n_clusters, 2)):
                 candidates = []
                 for code in leaves:
-                    if tree.level[code] < 1:
+                    if tree.level[code] < 1 or (code - level_offset(tree.level[code])) % 2:
+                        continue  # level 0 does not merge; each pair once, from its first
+                    sibling = code + 1
+                    if sibling not in leaves:
                         continue
-                    sibling = code + 1 if (code - level_offset(tree.level[code])) % 2 == 0 \
-                        else code - 1
-                    if sibling in leaves:
-                        candidates.append((tree.count[code], -tree.level[code], code, sibling))
+                    n_a, n_b = int(count[code]), int(count[sibling])
+                    if n_a == 0 or n_b == 0:
+                        cost = -1.0  # a code without rows merges first
+                    elif self.cut_rule == "count":
+                        cost = float(min(n_a, n_b))
+                    else:  # Ward's increase of the within-cluster sum of squares
+                        gap = float(((means[code] - means[sibling]) ** 2).sum())
+                        cost = n_a * n_b / (n_a + n_b) * gap
+                    candidates.append((cost, -int(tree.level[code]), code, sibling))
+                if n_occupied <= n_clusters:  # only empty codes are left to merge
+                    candidates = [c for c in candidates if c[0] < 0]
                 if not candidates:
                     break
                 _, _, code, sibling = min(candidates)
+                n_occupied -= int(count[code] > 0 and count[sibling] > 0)
                 leaves -= {code, sibling}
                 leaves.add(int(tree.parent[code]))
         leaves = np.array(sorted(leaves), dtype=np.int64)
-        order = sorted(range(len(leaves)), key=lambda i: (tree.count[leaves[i]] == 0, leaves[i]))
+        order = sorted(range(len(leaves)), key=lambda i: (count[leaves[i]] == 0, leaves[i]))
         labels = np.empty(len(leaves), dtype=np.int64)
         labels[order] = np.arange(len(leaves))
         if n_clusters == 1 and len(leaves) == 2:  # both level-0 codes: one cluster
@@ -769,6 +825,7 @@ default="adamw"
 
     # -- public methods --
     def _standardise(self, X):
+        X = _read_anndata(X, self.layer, self.use_rep)
         X = _dense(validate_data(self, X, reset=False, accept_sparse=("csr", "csc"),
                                  dtype=np.float64))
         Xs = _standardize(X, self.feature_mean_, self.feature_scale_)
@@ -792,7 +849,7 @@ default="adamw"
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, anndata.AnnData} of shape (n_samples, n_features)
             Rows to embed (dense or CSR/CSC).
 
         Returns
@@ -821,7 +878,7 @@ default="adamw"
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, anndata.AnnData} of shape (n_samples, n_features)
             Rows to route (dense or CSR/CSC).
 
         Returns
@@ -837,7 +894,7 @@ default="adamw"
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, anndata.AnnData} of shape (n_samples, n_features)
             Rows to assign (dense or CSR/CSC).
 
         Returns
@@ -848,20 +905,32 @@ default="adamw"
         check_is_fitted(self)
         return self._labels_from_paths(self.apply(X), self._leaves, self._leaf_labels)
 
-    def cut(self, n_clusters, X=None):
+    def cut(self, n_clusters, X=None, *, induced=False):
         """Flat clusters from cutting the code tree to ``n_clusters`` leaves.
+
+        The codes of level ``min(floor(sqrt(n_clusters)) + 2, n_levels - 1)`` are merged,
+        two sibling leaves into their parent at a time (in the order of ``cut_rule``;
+        codes without rows first), until ``n_clusters`` leaves hold rows.
 
         Parameters
         ----------
         n_clusters : int
             Number of clusters; at most ``2**n_levels``.
-        X : array-like of shape (n_samples, n_features), default=None
+        X : {array-like, sparse matrix, anndata.AnnData} of shape (n_samples, n_features), \
+default=None
             Rows to assign; ``None`` uses the training rows.
+        induced : bool, default=False
+            ``False``: the leaves are those of the training rows' cut, and ``X`` is
+            assigned to them (as :meth:`predict` does for ``n_clusters``). ``True``: the
+            tree is cut as ``X`` occupies it (the tree induced on ``X``'s rows: codes that
+            no row of ``X`` reaches merge first and do not count), so ``X`` falls into
+            ``n_clusters`` branches, e.g. the fate cells of a fit on all cells.
 
         Returns
         -------
         labels : ndarray of shape (n_samples,)
-            Cluster labels, int64; training rows get 0 to k-1 (k <= n_clusters).
+            Cluster labels, int64; the rows that define the cut (training rows, or ``X``
+            if ``induced``) get 0 to k-1 (k <= n_clusters).
 
         Raises
         ------
@@ -870,9 +939,17 @@ default="adamw"
         """
         check_is_fitted(self)
         self._check_cut_argument(n_clusters)
-        paths = self.paths_ if X is None else self.apply(X)
-        leaves, labels = self._cut_leaves(int(n_clusters))
+        paths, leaves, labels = self._cut_of(n_clusters, X, induced)
         return self._labels_from_paths(paths, leaves, labels)
+
+    def _cut_of(self, n_clusters, X, induced):
+        if X is None:
+            return (self.paths_, *self._cut_leaves(int(n_clusters)))
+        embedding = self.transform(X)
+        paths = route(embedding, self.code_embeddings_, self.n_levels)
+        if induced:
+            return (paths, *self._cut_leaves(int(n_clusters), paths, embedding))
+        return (paths, *self._cut_leaves(int(n_clusters)))
 
     def _check_cut_argument(self, n_clusters):
         if not isinstance(n_clusters, Integral) or isinstance(n_clusters, bool) \
@@ -880,7 +957,7 @@ default="adamw"
             raise ValueError(f"n_clusters must be a positive int; got {n_clusters!r}.")
         self._check_n_clusters(int(n_clusters))
 
-    def dendrogram(self, n_clusters=None, X=None):
+    def dendrogram(self, n_clusters=None, X=None, *, induced=False):
         """The code tree cut to ``n_clusters`` leaves, for :func:`~sklearn_icml26.metrics.\
 dendrogram_purity`.
 
@@ -891,8 +968,11 @@ dendrogram_purity`.
         n_clusters : int or None, default=None
             Leaves of the cut (as in :meth:`cut`); ``None`` keeps the full code tree, rows
             sitting on their deepest code.
-        X : array-like of shape (n_samples, n_features), default=None
+        X : {array-like, sparse matrix, anndata.AnnData} of shape (n_samples, n_features), \
+default=None
             Rows to place; ``None`` uses the training rows.
+        induced : bool, default=False
+            Cut the tree as ``X`` occupies it (see :meth:`cut`).
 
         Returns
         -------
@@ -902,12 +982,12 @@ dendrogram_purity`.
             Node holding each row.
         """
         check_is_fitted(self)
-        paths = self.paths_ if X is None else self.apply(X)
         if n_clusters is None:
+            paths = self.paths_ if X is None else self.apply(X)
             leaf = paths[:, -1]
         else:
             self._check_cut_argument(n_clusters)
-            leaves, _ = self._cut_leaves(int(n_clusters))
+            paths, leaves, _ = self._cut_of(n_clusters, X, induced)
             leaf = self._leaf_of_paths(paths, leaves)
         parent = np.concatenate([[-1], self.tree_.parent + 1]).astype(np.int64)
         return parent, (leaf + 1).astype(np.int64)
@@ -917,7 +997,7 @@ dendrogram_purity`.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, anndata.AnnData} of shape (n_samples, n_features)
             Rows (dense or CSR/CSC).
         root_code : int or None, default=None
             Code id where time starts; ``None`` uses ``root_code_``. A code outside the
@@ -1063,7 +1143,7 @@ dendrogram_purity`.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, anndata.AnnData} of shape (n_samples, n_features)
             Rows whose paths condition the decoder.
         random_state : int, RandomState instance or None, default=None
             Seeds the noise.

@@ -19,6 +19,8 @@ from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.sparsefuncs import mean_variance_axis
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
+from ._anndata import _is_anndata, _read_anndata
+
 __all__ = ["make_count_pipeline"]
 
 _SPARSE_FORMATS = ("csr", "csc")
@@ -58,17 +60,33 @@ class _CountNormalizer(_SparseOutputMixin, OneToOneFeatureMixin, TransformerMixi
                        BaseEstimator):
     """Library-size normalisation: each row scaled to ``target_sum`` total counts.
 
-    Dense input gives dense output; CSR/CSC input keeps its format.
+    Dense input gives dense output; CSR/CSC input keeps its format. An ``anndata.AnnData``
+    gives its ``X``, ``layers[layer]`` or ``obsm[use_rep]`` (the gene names, ``var_names``,
+    become the feature names unless ``use_rep`` is set).
     """
 
-    _parameter_constraints = {"target_sum": [Interval(Real, 0, None, closed="neither"), None]}
+    _parameter_constraints = {"target_sum": [Interval(Real, 0, None, closed="neither"), None],
+                              "layer": [str, None], "use_rep": [str, None]}
 
-    def __init__(self, target_sum=None):
+    def __init__(self, target_sum=None, layer=None, use_rep=None):
         self.target_sum = target_sum
+        self.layer = layer
+        self.use_rep = use_rep
+
+    def _read(self, X):
+        if _is_anndata(X):
+            matrix = _read_anndata(X, self.layer, self.use_rep, caller="make_count_pipeline")
+            names = None if self.use_rep is not None else np.asarray(X.var_names, dtype=object)
+            return matrix, names
+        return X, None
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
+        X, names = self._read(X)
         X = _check_counts(self, X, reset=True)
+        # gene names of an AnnData (its matrix carries none, so validate_data cannot set
+        # feature_names_in_ without warning on every AnnData transform)
+        self._var_names = names
         totals = np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
         if self.target_sum is not None:
             self.target_sum_ = float(self.target_sum)
@@ -79,6 +97,7 @@ class _CountNormalizer(_SparseOutputMixin, OneToOneFeatureMixin, TransformerMixi
 
     def transform(self, X):
         check_is_fitted(self)
+        X, _ = self._read(X)
         Xc = _check_counts(self, X, reset=False)
         totals = np.asarray(Xc.sum(axis=1), dtype=np.float64).ravel()
         totals = np.where(totals > 0, totals, 1.0)
@@ -90,6 +109,25 @@ class _CountNormalizer(_SparseOutputMixin, OneToOneFeatureMixin, TransformerMixi
             Xc.data = Xc.data * self.target_sum_ / totals[row]
             return self._sparse_output(Xc, X)
         return Xc * self.target_sum_ / totals[:, None]
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the output columns (the input's, or an AnnData's ``var_names``).
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Input column names; ``None`` uses the AnnData's ``var_names`` when the fit saw
+            an AnnData, else ``feature_names_in_`` or ``x0, x1, ...``.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str
+            One name per column.
+        """
+        check_is_fitted(self)
+        if input_features is None and getattr(self, "_var_names", None) is not None:
+            return self._var_names.copy()
+        return super().get_feature_names_out(input_features)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -174,21 +212,26 @@ class _TopVarianceSelector(TransformerMixin, BaseEstimator):
         "n_top_genes": [Interval(Integral, 1, None, closed="left")],
         "n_pca": [Interval(Integral, 1, None, closed="left"), None],
         "target_sum": [Interval(Real, 0, None, closed="neither"), None],
+        "layer": [str, None],
+        "use_rep": [str, None],
     },
     prefer_skip_nested_validation=True,
 )
-def make_count_pipeline(n_top_genes=2000, n_pca=None, target_sum=None):
+def make_count_pipeline(n_top_genes=2000, n_pca=None, target_sum=None, *, layer=None,
+                        use_rep=None):
     """Preprocessing of raw single-cell counts: normalise, log1p, top genes, scale (PCA).
 
     The steps are: library-size normalisation (each cell scaled to ``target_sum`` total
     counts), ``log1p``, selection of the ``n_top_genes`` genes of largest variance (fitted on
     the training cells), per-gene standardisation and, if ``n_pca`` is set, a PCA.
 
-    The counts may be dense or a SciPy CSR/CSC matrix (other sparse formats are converted
-    to CSR). Sparse counts stay sparse through normalisation and ``log1p``; the selection
-    step densifies only the selected genes (scaling centres them), so sparse and dense
-    counts give the same output. Every step has ``get_feature_names_out``, so the pipeline
-    supports ``set_output(transform="pandas")``: gene names (a DataFrame's columns, else
+    The counts may be dense, a SciPy CSR/CSC matrix (other sparse formats are converted
+    to CSR) or an ``anndata.AnnData`` (its ``X``, a layer or an ``obsm`` entry; the gene
+    names of ``var_names`` become the feature names). Sparse counts stay sparse through
+    normalisation and ``log1p``; the selection step densifies only the selected genes
+    (scaling centres them), so sparse and dense counts give the same output. Every step
+    has ``get_feature_names_out``, so the pipeline supports
+    ``set_output(transform="pandas")``: gene names (a DataFrame's columns, else
     ``x0, x1, ...``) of the selected genes, or ``pca0, pca1, ...``. Under pandas output the
     sparse intermediate results are DataFrames of sparse columns.
 
@@ -203,6 +246,13 @@ def make_count_pipeline(n_top_genes=2000, n_pca=None, target_sum=None):
     target_sum : float or None, default=None
         Total counts per cell after normalisation; ``None`` uses the median total of the
         training cells.
+    layer : str or None, default=None
+        When the input is an ``anndata.AnnData``: read the counts from ``layers[layer]``
+        (e.g. ``"counts"``) instead of ``X``. Ignored for other inputs.
+    use_rep : str or None, default=None
+        When the input is an ``anndata.AnnData``: read ``obsm[use_rep]`` instead of ``X``
+        (it must hold non-negative counts). Ignored for other inputs; at most one of
+        ``layer`` and ``use_rep``.
 
     Returns
     -------
@@ -222,7 +272,7 @@ def make_count_pipeline(n_top_genes=2000, n_pca=None, target_sum=None):
     (50, 10)
     """
     steps = [
-        ("normalize", _CountNormalizer(target_sum=target_sum)),
+        ("normalize", _CountNormalizer(target_sum=target_sum, layer=layer, use_rep=use_rep)),
         ("log1p", _Log1p()),
         ("select", _TopVarianceSelector(n_top=n_top_genes)),
         ("scale", StandardScaler()),

@@ -545,3 +545,90 @@ def test_count_pipeline_steps_are_scikit_learn_transformers(estimator, check):
     # a guard: each step stays a scikit-learn transformer, and with its sparse tag now set the
     # sparse-input checks fit it on every SciPy format
     check(estimator)
+
+
+# -- the cut rules, empty codes and the cut induced on a subset of rows (issue 23) -----------
+
+
+def _planted_tree(paths, embedding, n_levels, cut_rule):
+    """A model whose fitted tree is planted (the cut needs no network)."""
+    model = HDTreeLineage(n_levels=n_levels, cut_rule=cut_rule)
+    model.paths_ = np.asarray(paths, dtype=np.int64)
+    model.embedding_ = np.asarray(embedding, dtype=float)
+    model.code_embeddings_ = np.zeros((2 ** (n_levels + 1) - 2, 2))
+    model._build_tree()
+    return model
+
+
+def _rows(code, n, centre, n_levels):
+    """n rows on the deepest code ``code`` (global id), all at ``centre``."""
+    path = [code]
+    offsets = _offsets(n_levels)
+    for level in range(n_levels - 1, 0, -1):
+        local = path[0] - offsets[level]
+        path.insert(0, offsets[level - 1] + local // 2)
+    return [path] * n, [centre] * n
+
+
+def _plant(spec, n_levels):
+    paths, emb = [], []
+    for code, n, centre in spec:
+        p, e = _rows(code, n, centre, n_levels)
+        paths += p
+        emb += e
+    return np.array(paths), np.array(emb, dtype=float)
+
+
+def test_distance_cut_merges_the_closest_pair_and_count_the_smallest():
+    # level 1: codes 2, 3 (children of 0) hold 10 rows each, 0.1 apart; codes 4, 5 (children
+    # of 1) hold 3 rows each, far apart
+    paths, emb = _plant([(2, 10, (0, 0)), (3, 10, (0.1, 0)), (4, 3, (5, 5)),
+                         (5, 3, (10, 10))], n_levels=2)
+    by_distance = _planted_tree(paths, emb, 2, "distance")
+    leaves, _ = by_distance._cut_leaves(3)
+    assert sorted(leaves) == [0, 4, 5]  # Ward cost 0.05 for (2, 3) against 75 for (4, 5)
+    by_count = _planted_tree(paths, emb, 2, "count")
+    leaves, _ = by_count._cut_leaves(3)
+    assert sorted(leaves) == [1, 2, 3]  # the pair with the fewest rows
+    for model in (by_distance, by_count):
+        assert np.unique(model.cut(3)).tolist() == [0, 1, 2]
+        # both level-0 codes hold rows: cut(2) is the level-0 split whatever the rule
+        np.testing.assert_array_equal(model.cut(2), (paths[:, 0] == 1).astype(int))
+
+
+def test_codes_without_rows_do_not_count_as_clusters():
+    # 3 levels; codes of level 2: 6, 7 (under 2), 8, 9 (under 3), 10..13 (under 1). Codes 8
+    # and 9 are empty, so their parent 3 is an empty leaf whose sibling 2 is split: when empty
+    # leaves counted as clusters, the 6-cut merged 6 and 7 and returned 5 groups of rows
+    spec = [(6, 20, (0, 0)), (7, 20, (1, 0)), (10, 20, (0, 5)),
+            (11, 20, (0, 6)), (12, 20, (5, 5)), (13, 20, (5, 6))]
+    paths, emb = _plant(spec, n_levels=3)
+    for rule in ("distance", "count"):
+        model = _planted_tree(paths, emb, 3, rule)
+        for k in range(2, 7):
+            labels = model.cut(k)
+            assert len(np.unique(labels)) == k, (rule, k)
+            assert labels.min() == 0 and labels.max() == k - 1
+
+
+def test_induced_cut_separates_the_fates_of_a_tree_with_a_progenitor_branch():
+    # krumsiek11-like tree: level 0 = {progenitors, Mo | Neu} and {Mk | Ery}; a 4-cut of
+    # all rows that separates Mo from Neu keeps the progenitor branch as a leaf, so two fates
+    # share one (4-fate accuracy at most 0.75 for any rule); cut on the fate rows alone, the
+    # 4 fates separate
+    n_levels = 3
+    spec = [(6, 40, (0, 0)), (7, 40, (0, 1)),          # progenitors (under code 2)
+            (8, 20, (3, 0)), (9, 20, (3, 2)),          # Mo, Neu (under code 3)
+            (10, 10, (6, 0)), (11, 10, (6, 0.5)),      # Mk (under code 4)
+            (12, 10, (6, 4)), (13, 10, (6, 4.5))]      # Ery (under code 5)
+    paths, emb = _plant(spec, n_levels)
+    y = np.repeat([0, 1, 2, 3, 3, 4, 4], [80, 20, 20, 10, 10, 10, 10])
+    fate = y > 0
+    for rule in ("distance", "count"):
+        model = _planted_tree(paths, emb, n_levels, rule)
+        all_rows = model.cut(4)
+        assert cluster_accuracy(y[fate], all_rows[fate]) <= 0.75
+        leaves, labels = model._cut_leaves(4, paths[fate], emb[fate])
+        induced = model._labels_from_paths(paths[fate], leaves, labels)
+        assert cluster_accuracy(y[fate], induced) == 1.0
+        assert sorted(leaves) == [2, 4, 5, 8, 9]  # 2: the progenitors, no fate row
