@@ -45,6 +45,7 @@ _ST_TO_MS = {os.ST_NOSUID: MS_NOSUID, os.ST_NODEV: MS_NODEV, os.ST_NOEXEC: MS_NO
              os.ST_NOATIME: MS_NOATIME, os.ST_NODIRATIME: MS_NODIRATIME,
              os.ST_RELATIME: MS_RELATIME}
 SETUP_FAILED = 125
+_PEAK = [None]  # peak resident memory of the task (KiB), from wait4
 NOBODY = 65534
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
@@ -208,13 +209,14 @@ def _watch(main_pid, lifeline, timeout):
     while True:
         while True:
             try:
-                pid, st = os.waitpid(-1, os.WNOHANG)
+                pid, st, usage = os.wait4(-1, os.WNOHANG)
             except ChildProcessError:
                 pid = 0
             if pid == 0:
                 break
             if pid == main_pid:
                 status = os.waitstatus_to_exitcode(st)
+                _PEAK[0] = usage.ru_maxrss  # the task and the descendants it waited for
         if status is not None:
             return status
         left = None if deadline is None else deadline - time.monotonic()
@@ -241,7 +243,8 @@ def main(config_path):
     main_pid = _start_task(cfg, lifeline, status_fd)
     code = _watch(main_pid, lifeline, cfg["timeout"])
     status = {"returncode": code if isinstance(code, int) else -signal.SIGKILL,
-              "timed_out": code == "timeout", "host_gone": code is None}
+              "timed_out": code == "timeout", "host_gone": code is None,
+              "max_rss_kb": _PEAK[0]}
     os.write(status_fd, json.dumps(status).encode())
     os.close(status_fd)
     # exiting PID 1 makes the kernel kill whatever the task left running

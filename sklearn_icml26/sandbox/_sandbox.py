@@ -36,6 +36,7 @@ _LAUNCH = ('n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; sh
 _SETUP_FAILED = 125
 _STALE_PREFIX = "task-"
 _support_cache = {}
+_support_lock = threading.RLock()
 
 
 class SandboxUnavailableError(RuntimeError):
@@ -62,8 +63,9 @@ class SandboxResult:
     timed_out : bool
         Whether the wall-clock limit ended the task (its whole process tree is killed).
     peak_memory_mb : float
-        Largest peak resident memory of one process of the task, in MiB (``wait4``
-        accounting over the reaped process tree).
+        Largest peak resident memory of one process of the task, in MiB: ``wait4`` on the
+        task's main process, which covers the descendants it waited for (nan when the task
+        did not end by itself).
     """
 
     returncode: int
@@ -151,14 +153,16 @@ def check_sandbox_support(mode="auto"):
     candidates = ["userns", "root"] if mode == "auto" else [mode]
     reasons = []
     for candidate in candidates:
-        if candidate not in _support_cache:
-            reason = _fail_reason(candidate)
-            if reason is None:
-                reason = _probe(candidate)
-            _support_cache[candidate] = reason
-        if _support_cache[candidate] is None:
+        with _support_lock:  # one probe per mode, even when threads start sandboxes at once
+            if candidate not in _support_cache:
+                reason = _fail_reason(candidate)
+                if reason is None:
+                    reason = _probe(candidate)
+                _support_cache[candidate] = reason
+            reason = _support_cache[candidate]
+        if reason is None:
             return candidate
-        reasons.append(f"{candidate} mode: {_support_cache[candidate]}")
+        reasons.append(f"{candidate} mode: {reason}")
     raise SandboxUnavailableError("no sandbox can be assembled on this machine; "
                                   + "; ".join(reasons))
 
@@ -480,7 +484,7 @@ class TaskSandbox:
                 killer = threading.Timer(timeout + 10, _killpg, (proc.pid,))
                 killer.daemon = True
                 killer.start()
-            _, wstatus, usage = os.wait4(proc.pid, 0)
+            _, wstatus, _ = os.wait4(proc.pid, 0)
             proc.returncode = os.waitstatus_to_exitcode(wstatus)
             seconds = time.perf_counter() - start
         finally:
@@ -502,7 +506,10 @@ class TaskSandbox:
             raise SandboxError(
                 f"the sandbox could not be assembled (launcher exit code {proc.returncode}): "
                 + stderr.decode(errors="replace").strip()[-2000:]) from None
-        rss = usage.ru_maxrss / 1024
+        # the task's own peak (wait4 in the namespace's PID 1); the launcher's would count
+        # the memory of this process, which the launcher shares until it executes
+        peak = status.get("max_rss_kb")
+        rss = peak / 1024 if peak is not None else float("nan")
         return SandboxResult(
             returncode=137 if status["timed_out"] else _exit_code(status["returncode"]),
             stdout=stdout, stderr=stderr, seconds=seconds, timed_out=status["timed_out"],
