@@ -425,15 +425,15 @@ def _write(records, cache, cache_seconds, quick, args, venv_reason, load_start, 
     out = write_results("sandbox", rows, quick, path, targets=targets, protocol=protocol,
                         notes=notes)
     if not partial:
-        parts = (Path(args.output).with_name(Path(args.output).stem + "_tasks.json")
-                 if args.output else RESULTS_DIR / "parts" /
-                 ("sandbox_tasks_quick.json" if quick else "sandbox_tasks.json"))
-        parts.parent.mkdir(parents=True, exist_ok=True)
-        parts.write_text(json.dumps(records, indent=1) + "\n")
         print(markdown_table(rows))
         print()
         print(markdown_table(targets, ["target", "spec", "measured", "met"]))
-        print(f"wrote {out} and {parts}")
+        print(f"wrote {out}")
+    if not quick:  # the per-task records beside the summary
+        parts = (Path(args.output).with_name(Path(args.output).stem + "_tasks.json")
+                 if args.output else RESULTS_DIR / "parts" / "sandbox_tasks.json")
+        parts.parent.mkdir(parents=True, exist_ok=True)
+        parts.write_text(json.dumps(records, indent=1) + "\n")
 
 
 if __name__ == "__main__":
