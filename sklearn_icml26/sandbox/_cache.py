@@ -26,10 +26,11 @@ def default_cache_root():
     Returns
     -------
     root : pathlib.Path
-        ``$SKLEARN_ICML26_SANDBOX_CACHE`` when set, else ``<tempdir>/sklearn_icml26_envs``.
+        ``$SKLEARN_ICML26_SANDBOX_CACHE`` when set, else ``<tempdir>/sklearn_icml26_envs-<uid>``.
     """
     env = os.environ.get("SKLEARN_ICML26_SANDBOX_CACHE")
-    return Path(env) if env else Path(tempfile.gettempdir()) / "sklearn_icml26_envs"
+    return (Path(env) if env else
+            Path(tempfile.gettempdir()) / f"sklearn_icml26_envs-{os.geteuid()}")
 
 
 def _normalize(name):

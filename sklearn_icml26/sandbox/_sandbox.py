@@ -103,13 +103,6 @@ def _fail_reason(mode):
         return f"Linux namespaces are needed; this is {sys.platform}"
     if shutil.which("unshare") is None:
         return "the util-linux 'unshare' command is not installed"
-    try:
-        with open("/proc/filesystems") as fh:
-            if "overlay" not in fh.read():
-                # a module that loads on first mount still shows up after the probe below
-                pass
-    except OSError:
-        return "/proc/filesystems is unreadable"
     if mode == "root" and os.geteuid() != 0:
         return "root mode needs uid 0; this process runs as uid " + str(os.geteuid())
     if mode == "userns":
@@ -181,9 +174,10 @@ def _probe(mode):
 
 
 def default_sandbox_dir():
-    """Folder of the per-task sandbox folders (``$SKLEARN_ICML26_SANDBOX_DIR`` or tempdir)."""
+    """Folder of the sandbox folders: ``$SKLEARN_ICML26_SANDBOX_DIR`` or a per-user temp one."""
     env = os.environ.get("SKLEARN_ICML26_SANDBOX_DIR")
-    return Path(env) if env else Path(tempfile.gettempdir()) / "sklearn_icml26_sandboxes"
+    return (Path(env) if env else
+            Path(tempfile.gettempdir()) / f"sklearn_icml26_sandboxes-{os.geteuid()}")
 
 
 def cleanup_stale(base_dir=None):
@@ -193,7 +187,7 @@ def cleanup_stale(base_dir=None):
     ----------
     base_dir : str or path-like, default=None
         Folder of the sandbox folders; default ``$SKLEARN_ICML26_SANDBOX_DIR`` or
-        ``<tempdir>/sklearn_icml26_sandboxes``.
+        ``<tempdir>/sklearn_icml26_sandboxes-<uid>``.
 
     Returns
     -------
@@ -246,7 +240,7 @@ class TaskSandbox:
         Host name inside.
     base_dir : str or path-like, default=None
         Where the sandbox folder is created (same file system for its layers); default
-        ``$SKLEARN_ICML26_SANDBOX_DIR`` or ``<tempdir>/sklearn_icml26_sandboxes``.
+        ``$SKLEARN_ICML26_SANDBOX_DIR`` or ``<tempdir>/sklearn_icml26_sandboxes-<uid>``.
     max_output_bytes : int, default=16 MiB
         Most bytes of stdout and of stderr kept per run.
 
