@@ -313,7 +313,7 @@ def test_host_crash_leaves_no_process_mount_or_folder(cache, tmp_path):
     host = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
     try:
         assert host.stdout.readline() == b"started\n"
-        for _ in range(100):
+        for _ in range(400):  # the child imports the package, then assembles the sandbox
             if _processes_with(token.encode()):
                 break
             time.sleep(0.05)
