@@ -13,6 +13,19 @@ wall-clock budget; the result file records the number of pairs of every row.
 
     python benchmarks/bench_skewd.py --quick            # seconds (CI)
     python benchmarks/bench_skewd.py --n-jobs 2         # the committed results/skewd.json
+
+``--study`` (results/skewd_anchors.json) compares, on every pair subsampled to at most 1000
+rows, SkewD-IT with uniform and quantile knots, the anchors a user can install beside the
+package (benchmark-only, never dependencies: ``pip install --no-deps cdt lingam`` plus the
+pure-Python modules they import, ``GPUtil semopy pygam progressbar2 python-utils psy
+autograd``; causal-learn comes with the ``causal`` extra), the authors' Bayesian penalty
+search on SIM-ln, and the calibration of the direction p-values on pairs without a preferred
+direction. It runs in time-boxed parts (``--parts``, ``--budget-s``, ``--set-budget-s``)
+whose files ``--merge`` joins:
+
+    python benchmarks/bench_skewd.py --study --parts sets --sets SIM-ln --output a.json
+    python benchmarks/bench_skewd.py --study --parts bayes,calibration --output b.json
+    python benchmarks/bench_skewd.py --merge a.json b.json
 """
 
 import sys
@@ -458,12 +471,14 @@ def _merge_study(paths, output):
     """One result file (skewd_anchors) from the study's part files."""
     import json
 
-    rows, seconds, argvs = [], [], []
+    rows, seconds, argvs, per_pair = [], [], [], {}
     for path in paths:
         payload = json.loads(open(path).read())
         rows += payload["rows"]
         seconds.append(payload["seconds"])
         argvs.append(" ".join(payload["argv"]))
+        per_pair.update(payload.get("per_pair", {}))
+    rows += _tuebingen_groups(per_pair)
     targets = _study_targets(rows)
     protocol = STUDY_PROTOCOL
     notes = [f"Part runs (one process each, one thread, n_jobs=1, on a shared 2-core machine "
@@ -480,6 +495,40 @@ def _merge_study(paths, output):
     print(markdown_table(rows, columns))
     print(markdown_table(targets, ["target", "spec", "measured", "met"]))
     return path
+
+
+def _tuebingen_groups(per_pair):
+    """Weighted accuracy of every method on Tuebingen subgroups: sample size, discreteness."""
+    fast, slow = per_pair.get("tuebingen"), per_pair.get("tuebingen slow")
+    if not fast:
+        return []
+    data = load_cause_effect_pairs("tuebingen")
+    m = len(fast["direction"])
+    n = np.array([len(P) for P in data.pairs[:m]])
+    # a variable with at most 30 distinct values (counts, categories, coarse rounding)
+    discrete = np.array([min(np.unique(P[:, j]).size for j in range(2)) <= 30
+                         for P in data.pairs[:m]])
+    groups = {"original n <= 500": n <= 500, "original n > 500": n > 500,
+              "a variable with <= 30 values": discrete, "both with > 30 values": ~discrete}
+    rows = []
+    for source in (fast, slow):
+        if not source:
+            continue
+        k = len(source["direction"])
+        y, w = np.array(source["direction"]), np.array(source["weight"])
+        for method, score in source.items():
+            if method in ("direction", "weight") or method.endswith(" p"):
+                continue
+            score = np.nan_to_num(np.asarray(score, dtype=float), nan=0.0)
+            for label, mask in groups.items():
+                mk = mask[:k]
+                if mk.sum() == 0:
+                    continue
+                rows.append({"dataset": f"tuebingen[:{k}], {label}", "method": method,
+                             "n_pairs": int(mk.sum()),
+                             "accuracy": weighted_accuracy(y[mk], score[mk],
+                                                           sample_weight=w[mk])})
+    return rows
 
 
 STUDY_PROTOCOL = (
@@ -521,8 +570,10 @@ def _timed(pairs, estimator, n_jobs, n_mem=2):
     start = time.perf_counter()
     res = score_pairs(pairs, estimator=estimator, n_jobs=n_jobs)
     seconds = time.perf_counter() - start
-    largest = sorted(pairs, key=len)[-n_mem:]
-    mem = measure(score_pairs, largest, estimator=estimator, n_jobs=1).peak_memory_mb
+    mem = None
+    if n_mem:
+        largest = sorted(pairs, key=len)[-n_mem:]
+        mem = measure(score_pairs, largest, estimator=estimator, n_jobs=1).peak_memory_mb
     return res, {"fit_seconds": seconds, "peak_memory_mb": mem,
                  "median_s_per_pair": float(np.median(res.fit_time)),
                  "p95_s_per_pair": float(np.percentile(res.fit_time, 95))}
@@ -535,13 +586,13 @@ def _run_set(name, data, k, n_jobs, live_anchors, quick):
     rows = []
     base = {"dataset": name, "n_pairs": len(pairs), "median_n_samples": n_samples}
     skewd = SkewDCausalDiscoverer(all_scores=True, random_state=0)
-    res, timing = _timed(pairs, skewd, n_jobs, n_mem=1 if quick else 2)
+    res, timing = _timed(pairs, skewd, n_jobs, n_mem=0 if quick else 2)
     for label, key in [("SkewD-IT", "score_it"), ("SkewD-LL", "score_ll"),
                        ("SkewD-LL-KDE", "score_ll_kde")]:
         rows.append({**base, "method": label, **_quality(direction, res[key], weight), **timing,
                      "n_warnings": int(res.n_warnings.sum())})
     gauss = SkewDCausalDiscoverer(random_state=0, estimator={"noise": "gaussian"})
-    g_res, g_timing = _timed(pairs, gauss, n_jobs, n_mem=1 if quick else 2)
+    g_res, g_timing = _timed(pairs, gauss, n_jobs, n_mem=0 if quick else 2)
     for label, key in [("Gaussian-IT (LOCI-like)", "score_it"),
                        ("Gaussian-LL (LOCI-like)", "score_ll")]:
         rows.append({**base, "method": label, **_quality(direction, g_res[key], weight),
@@ -677,15 +728,15 @@ def main(argv=None):
     if args.study:
         print(f"wrote {_study(args)}")
         return
-    k_std = 4 if args.quick else args.max_pairs
-    k_skew = 3 if args.quick else args.skew_pairs
+    k_std = 2 if args.quick else args.max_pairs
+    k_skew = 2 if args.quick else args.skew_pairs
     wanted = None if args.sets is None else set(args.sets.split(","))
     rows = []
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name in STANDARD:
-            if (wanted and name not in wanted) or (args.quick and name not in ("SIM", "AN")):
+            if (wanted and name not in wanted) or (args.quick and name != "SIM"):
                 continue
             try:
                 data = load_cause_effect_pairs(name)
@@ -704,7 +755,7 @@ def main(argv=None):
             rows += _run_set(data.name, data, k_skew, args.n_jobs, False, args.quick)
             print(f"{data.name}: done after {time.perf_counter() - start:.0f} s", flush=True)
     # speed on one core: the default discoverer (criterion "it") on 1000-sample pairs, sequential
-    k_speed = 3 if args.quick else 20
+    k_speed = 1 if args.quick else 20
     speed_pairs, sources = [], []
     if not wanted or "speed" in wanted:
         try:
@@ -717,7 +768,8 @@ def main(argv=None):
         sources.append(f"LSs_SN_strong[:{k_speed}]")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res, timing = _timed(speed_pairs, SkewDCausalDiscoverer(random_state=0), 1, n_mem=1)
+            res, timing = _timed(speed_pairs, SkewDCausalDiscoverer(random_state=0), 1,
+                                 n_mem=0 if args.quick else 1)
         rows.append({"dataset": " + ".join(sources), "method": "SkewD-IT default, 1 core",
                      "n_pairs": len(speed_pairs), "median_n_samples": 1000, **timing})
         print(f"speed: done after {time.perf_counter() - start:.0f} s", flush=True)
@@ -735,7 +787,8 @@ def main(argv=None):
                 "one run) and the Gaussian-noise ablation; baselines from their published "
                 "per-pair scores on the same pairs; published SkewD/LOCI/ROCHE rows from "
                 "causality-lab/skewd@03f920c"
-                + (" (--quick: SIM and AN 4 pairs, LSs_SN_strong 3 pairs)" if args.quick else ""))
+                + (" (--quick: SIM 2 pairs, LSs_SN_strong 2 pairs, speed on 2 pairs, no "
+                   "memory trace)" if args.quick else ""))
     notes = [
         "Seconds per pair come from untraced runs with joblib n_jobs = " + str(args.n_jobs)
         + "; peak memory (tracemalloc) from a separate run on the two largest pairs of a set.",
