@@ -31,10 +31,8 @@ torch.set_num_threads(1)
 data = load_locomo()
 train = make_locomo_episodes(data, conversations=["conv-26", "conv-30", "conv-41", "conv-42"])
 test = make_locomo_episodes(data, conversations=["conv-48", "conv-49", "conv-50"])
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", UserWarning)  # the hashing fallback says so once
-    embedder = SentenceEmbedder().fit(["x"])
-print("embedder:", embedder.backend_, "| train", len(train.X), "test", len(test.X),
+embedder = SentenceEmbedder(backend="hashing").fit(["x"])
+print("train", len(train.X), "test", len(test.X),
       "questions | mean sessions per test question", test.n_chunks.mean().round(2))
 
 # %%
