@@ -422,9 +422,11 @@ def _write(records, cache, cache_seconds, quick, args, venv_reason, load_start, 
                 "least-squares tasks, modes a, b, d (a smoke test: the copy is tiny)" if quick else
                 f"{n} tasks ({sum(r['kind'] == 'test' for r in records)} test modules of the "
                 "package run by pytest, the rest scikit-learn estimator fits on bundled "
-                "datasets); modes (a) TaskSandbox over the cached environment, (b) full copy per "
-                "task, (c) fresh offline venv per task, (d) no isolation; modes of a task back "
-                "to back")
+                "datasets); modes (a) TaskSandbox over the cached environment and (d) no "
+                f"isolation on all {n}, (b) full copy per task on {len(paired)} and (c) fresh "
+                f"offline venv per task on {sum('fresh_venv' in r['modes'] for r in records)} "
+                "of them, spread over the list (reduced to fit the time budget of a shared "
+                "2-core machine); the modes of a task run back to back")
     path = Path(args.output) if args.output else None
     out = write_results("sandbox", rows, quick, path, targets=targets, protocol=protocol,
                         notes=notes)
