@@ -1176,7 +1176,8 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         method : {"wald", "bootstrap"} or None, default=None
             ``None`` is "wald" for pointwise and "bootstrap" for uniform intervals (the
             uniform band needs the multiplier bootstrap). Bootstrap draws are seeded from
-            ``random_state``.
+            ``random_state``; after a fit with ``groups`` the standard errors are
+            cluster-robust and the bootstrap draws one multiplier per cluster.
         target : {"effect", "means"}, default="effect"
             The effect curve or the mean of each regime.
 
