@@ -91,17 +91,18 @@ def _wild_bootstrap_pvalue(forward, backward, sign, n_bootstrap, rng, seed):
     ``trace(KHLH)`` each). Under ``H0`` (both residuals independent of their putative
     causes) ``T`` is a degenerate V-statistic whose null distribution is simulated by
     ``T* = εᵀ(H^b - H^f)ε`` with Rademacher ``ε``, the same draw for both directions.
-    Returns the one-sided ``(1 + #{sign·T* >= sign·T}) / (B + 1)``: small only when ``T``
-    is large on the side of the decision ``sign`` (a statistic on the other side gives a
-    p-value near 1).
+    Returns ``(p_decision, p_two_sided, T)``: ``p_two_sided = (1 + #{|T*| >= |T|}) / (B + 1)``
+    tests for *a* preference and is uniform under ``H0``; ``p_decision`` equals it when ``T``
+    lies on the side of the decision ``sign`` and is 1 otherwise, a valid (conservative)
+    p-value of the decision itself.
     """
     D = (_centred_gram(backward[0], seed) * _centred_gram(backward[1], seed)
          - _centred_gram(forward[0], seed) * _centred_gram(forward[1], seed))
     stat = float(D.sum())
     E = rng.choice((-1.0, 1.0), size=(D.shape[0], n_bootstrap))
     replicates = np.sum(E * (D @ E), axis=0)
-    exceed = np.sum(sign * replicates >= sign * stat)
-    return float((1.0 + exceed) / (n_bootstrap + 1.0)), stat
+    two_sided = float((1.0 + np.sum(np.abs(replicates) >= abs(stat))) / (n_bootstrap + 1.0))
+    return (two_sided if sign * stat > 0 else 1.0), two_sided, stat
 
 
 def _vuong_pvalue(d):
@@ -359,10 +360,13 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         Two variables: p-value of ``criterion``'s decision against the null hypothesis that
         neither direction is preferred (small: the decision is unlikely to be a tie broken
         by noise). ``"ll"``: Vuong's test of the per-sample log-likelihood ratios;
-        ``"it"``: the wild bootstrap (needs ``n_bootstrap > 0``); NaN otherwise (also for
+        ``"it"``: the wild bootstrap on cross-fitted residuals (needs ``n_bootstrap > 0``),
+        1 when the cross-fitted statistic points the other way; NaN otherwise (also for
         ``"ll-kde"`` and a constant variable).
     pvalues_ : dict of str to float
-        Two variables: ``"ll"`` (Vuong) and, with ``n_bootstrap > 0``, ``"it"``.
+        Two variables: ``"ll"`` (Vuong) and, with ``n_bootstrap > 0``, ``"it"`` (the
+        decision's p-value) and ``"it-preference"`` (the two-sided wild-bootstrap test that
+        some direction is preferred, uniform when none is).
     independence_pvalues_ : dict of str to float
         Two variables, with ``independence_test="kci"``: KCI p-values of ``"forward"`` (column
         0 independent of the residual of the model 0 -> 1) and ``"backward"``; empty otherwise.
@@ -681,7 +685,8 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
                 - bwd.log_likelihood_samples(Xs[:, [1]], x0))
         self.pvalues_ = {"ll": _vuong_pvalue(d_ll)}
         if self.n_bootstrap:
-            self.pvalues_["it"] = self._it_pvalue(Xs, fwd, bwd, seed)
+            p = self._it_pvalue(Xs, fwd, bwd, seed)
+            self.pvalues_["it"], self.pvalues_["it-preference"] = p
         self.direction_pvalue_ = self.pvalues_.get(self.criterion, np.nan)
         self.independence_pvalues_ = {}
         if self.independence_test == "kci":
@@ -702,7 +707,7 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         rng = np.random.RandomState(seed)
         n = Xs.shape[0]
         if n < 20:
-            return np.nan
+            return np.nan, np.nan
         halves = np.array_split(rng.permutation(n), 2)
         resid = {}
         for key, est, a, b in (("f", fwd, 0, 1), ("b", bwd, 1, 0)):
@@ -719,10 +724,10 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
             resid[key] = r
         idx = np.sort(rng.choice(n, 1000, replace=False)) if n > 1000 else slice(None)
         sign = 1.0 if self.scores_["it"] >= 0 else -1.0
-        pvalue, _ = _wild_bootstrap_pvalue((Xs[idx, 0], resid["f"][idx]),
-                                           (Xs[idx, 1], resid["b"][idx]), sign,
-                                           self.n_bootstrap, rng, seed)
-        return pvalue
+        p_decision, p_two_sided, _ = _wild_bootstrap_pvalue(
+            (Xs[idx, 0], resid["f"][idx]), (Xs[idx, 1], resid["b"][idx]), sign,
+            self.n_bootstrap, rng, seed)
+        return p_decision, p_two_sided
 
     def _kept(self, records):
         """The recorded regressor warnings worth showing (not those the discoverer gave)."""

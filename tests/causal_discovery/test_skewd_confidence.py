@@ -92,11 +92,11 @@ def test_wild_bootstrap_statistic_is_the_hsic_score():
     rng = np.random.RandomState(0)
     a, r_a, b = rng.randn(3, 200)
     r_b = b ** 2 + 0.1 * rng.randn(200)  # the backward residual depends on its cause
-    p, stat = _wild_bootstrap_pvalue((a, r_a), (b, r_b), 1.0, 99, rng, 0)
+    p, p2, stat = _wild_bootstrap_pvalue((a, r_a), (b, r_b), 1.0, 99, rng, 0)
     np.testing.assert_allclose(stat, _hsic(b, r_b, 0) - _hsic(a, r_a, 0), rtol=1e-10)
-    assert p == pytest.approx(0.01)  # no replicate reaches the statistic: 1 / (B + 1)
-    p_wrong, _ = _wild_bootstrap_pvalue((a, r_a), (b, r_b), -1.0, 99, rng, 0)
-    assert p_wrong > 0.9  # the statistic lies on the other side of the decision
+    assert p == p2 == pytest.approx(0.01)  # no replicate reaches the statistic: 1 / (B + 1)
+    p_wrong, p2, _ = _wild_bootstrap_pvalue((a, r_a), (b, r_b), -1.0, 99, rng, 0)
+    assert p_wrong == 1.0 and p2 == pytest.approx(0.01)  # the statistic opposes the decision
 
 
 def test_wild_bootstrap_is_calibrated_under_independence():
@@ -106,10 +106,12 @@ def test_wild_bootstrap_is_calibrated_under_independence():
         a, r_a, b, r_b = rng.randn(4, 80)
         r_b = np.exp(r_b)  # skewed, still independent
         sign = rng.choice((-1.0, 1.0))
-        p.append(_wild_bootstrap_pvalue((a, r_a), (b, r_b), sign, 99, rng, 0)[0])
-    p = np.array(p)
-    assert kstest(p, "uniform").pvalue > 0.01
-    assert 0.0 < np.mean(p < 0.1) < 0.2
+        p.append(_wild_bootstrap_pvalue((a, r_a), (b, r_b), sign, 99, rng, 0)[:2])
+    p_decision, p_two_sided = np.array(p).T
+    assert kstest(p_two_sided, "uniform").pvalue > 0.01
+    assert 0.0 < np.mean(p_two_sided < 0.1) < 0.2
+    assert np.mean(p_decision < 0.1) <= np.mean(p_two_sided < 0.1)  # valid, conservative
+    assert np.mean(p_decision == 1.0) > 0.3  # about half point the other way
 
 
 def test_vuong_pvalue_formula():
@@ -126,7 +128,7 @@ def test_direction_pvalue_small_on_identifiable_pair_and_swap_invariant():
     assert d.direction_ == direction
     # the smallest attainable p-value: no replicate reaches the statistic
     assert d.direction_pvalue_ == d.pvalues_["it"] == pytest.approx(1 / 200)
-    assert set(d.pvalues_) == {"it", "ll"}
+    assert set(d.pvalues_) == {"it", "it-preference", "ll"}
     s = est.fit(X[:, ::-1]).pvalues_["it"]
     assert s == pytest.approx(d.pvalues_["it"], abs=1e-12)
     d = SkewDCausalDiscoverer(criterion="ll", estimator=dict(MID), random_state=0).fit(X)
@@ -140,7 +142,7 @@ def test_direction_pvalue_not_small_on_null_pairs():
         x = rng.randn(200)
         X = np.c_[x, 0.8 * x + 0.6 * rng.randn(200)]  # linear Gaussian: no preference
         d = SkewDCausalDiscoverer(n_bootstrap=99, estimator=dict(MID), random_state=k)
-        p.append(d.fit(X).pvalues_["it"])
+        p.append(d.fit(X).pvalues_["it-preference"])
     # in-sample residuals (no cross-fitting) or a bootstrap of the wrong statistic make
     # these p-values pile up near 0 or 1; calibrated ones spread over [0, 1]
     p = np.array(p)
