@@ -586,7 +586,7 @@ def test_distance_cut_merges_the_closest_pair_and_count_the_smallest():
                          (5, 3, (10, 10))], n_levels=2)
     by_distance = _planted_tree(paths, emb, 2, "distance")
     leaves, _ = by_distance._cut_leaves(3)
-    assert sorted(leaves) == [0, 4, 5]  # Ward cost 0.05 for (2, 3) against 75 for (4, 5)
+    assert sorted(leaves) == [0, 4, 5]  # row means 0.1 apart for (2, 3), 7.1 for (4, 5)
     by_count = _planted_tree(paths, emb, 2, "count")
     leaves, _ = by_count._cut_leaves(3)
     assert sorted(leaves) == [1, 2, 3]  # the pair with the fewest rows
