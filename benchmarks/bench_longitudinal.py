@@ -389,8 +389,9 @@ def _pool_detail(a, b):
     bias = w1 * a["bias"] + w2 * b["bias"]
     # sum of squared deviations about the pooled mean; the truth is shared, so estimate
     # means differ exactly as the biases do
-    ss = ((n1 - 1) * a["sd"] ** 2 + n1 * (a["bias"] - bias) ** 2
-          + (n2 - 1) * b["sd"] ** 2 + n2 * (b["bias"] - bias) ** 2)
+    # a part of one replication has no sd (NaN) and no spread about its own mean
+    ss = ((n1 - 1) * np.nan_to_num(a["sd"]) ** 2 + n1 * (a["bias"] - bias) ** 2
+          + (n2 - 1) * np.nan_to_num(b["sd"]) ** 2 + n2 * (b["bias"] - bias) ** 2)
     out = {"n": n, "bias": bias,
            "rmse": np.sqrt(w1 * a["rmse"] ** 2 + w2 * b["rmse"] ** 2),
            "sd": np.sqrt(ss / (n - 1))}
