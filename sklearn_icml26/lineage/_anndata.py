@@ -121,12 +121,17 @@ def annotate_anndata(adata, model, *, key_added="hdtree", predict=False, copy=Fa
 
     Examples
     --------
-    >>> import anndata  # doctest: +SKIP
-    >>> from sklearn_icml26.lineage import HDTreeLineage, annotate_anndata  # doctest: +SKIP
-    >>> model = HDTreeLineage(use_rep="X_pca").fit(adata)  # doctest: +SKIP
-    >>> annotate_anndata(adata, model)  # doctest: +SKIP
-    >>> adata.obs["hdtree_pseudotime"].max()  # doctest: +SKIP
-    1.0
+    >>> import anndata
+    >>> from sklearn_icml26.datasets import make_hierarchical_blobs
+    >>> from sklearn_icml26.lineage import HDTreeLineage, annotate_anndata
+    >>> X, _, _ = make_hierarchical_blobs(n_samples=60, random_state=0)
+    >>> adata = anndata.AnnData(X)
+    >>> model = HDTreeLineage(n_levels=3, n_clusters=4, hidden_size=16, n_layers=1,
+    ...                       latent_dim=8, head_size=8, fit_decoder=False, max_epochs=5,
+    ...                       batch_size=32, random_state=0).fit(adata)
+    >>> annotate_anndata(adata, model)
+    >>> sorted(adata.obs.columns), adata.obsm["X_hdtree"].shape
+    (['hdtree_leaf', 'hdtree_pseudotime'], (60, 2))
     """
     if not _is_anndata(adata):
         raise TypeError(
