@@ -10,9 +10,9 @@ from ._base import RemoteFile, clear_data_home, fetch_files, get_data_home
 
 __all__ = ["RemoteFile", "clear_data_home", "fetch_files", "get_data_home"]
 
-from ._mpf import MPF_SHAPES, load_mpf_shape, make_thin_shell  # noqa: E402
+from ._mpf import MPF_SHAPES, load_mpf_shape, make_layered_sheets, make_thin_shell  # noqa: E402
 
-__all__ += ["MPF_SHAPES", "load_mpf_shape", "make_thin_shell"]
+__all__ += ["MPF_SHAPES", "load_mpf_shape", "make_layered_sheets", "make_thin_shell"]
 
 from ._ese import (  # noqa: E402
     load_ese_covid_victoria,

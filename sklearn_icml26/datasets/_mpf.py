@@ -12,7 +12,7 @@ from sklearn.utils import Bunch, check_random_state
 
 from ._base import get_data_home
 
-__all__ = ["MPF_SHAPES", "load_mpf_shape", "make_thin_shell"]
+__all__ = ["MPF_SHAPES", "load_mpf_shape", "make_layered_sheets", "make_thin_shell"]
 
 MPF_SHAPES = ("open_hemisphere", "open_cylinder", "cube_plus_sheet")
 """The three 3-D shapes of the shared data folder ``mpf/``."""
@@ -161,6 +161,119 @@ def make_thin_shell(name, n_points=20000, *, noise=0.0, random_state=None):
     if noise > 0:
         P = P + noise * rng.normal(size=P.shape)
     return P, N
+
+
+_LAYERED_KINDS = ("sheets", "caps", "shells")
+
+
+def make_layered_sheets(n_layers=2, gap=0.05, n_points=20000, *, kind="sheets", n_features=3,
+                        noise=0.0, random_state=None):
+    """Point cloud of parallel layers a chosen gap apart, with normals and layer labels.
+
+    Thin layered structures (stacked sheets, nested shells) are where a signed field merges
+    neighbouring layers. The shape is built directly in the normalised unit (largest
+    half-extent 0.9, bounding-box centre at the origin, as :func:`make_thin_shell`), so
+    ``gap`` is the distance between neighbouring layers in that unit (the box is
+    [-0.9, 0.9]^d). Points are drawn uniformly by area (length in 2-D) over all layers.
+
+    - ``"sheets"``: open, flat squares ``[-0.9, 0.9]^2`` at heights
+      ``z_i = (i - (n_layers - 1) / 2) gap`` (2-D: segments ``x`` in [-0.9, 0.9] at ``y_i``).
+    - ``"caps"``: open, curved: concentric hemispheres ``z >= 0`` of radii
+      ``0.9 - i gap`` (2-D: half circles ``y >= 0``), shifted so the bounding box is centred.
+    - ``"shells"``: closed, curved: concentric spheres of radii ``0.9 - i gap``
+      (2-D: circles).
+
+    Parameters
+    ----------
+    n_layers : int, default=2
+        Number of layers (>= 1).
+    gap : float, default=0.05
+        Distance between neighbouring layers, normalised unit (> 0; for ``"caps"`` and
+        ``"shells"`` the innermost radius ``0.9 - (n_layers - 1) gap`` must stay positive).
+    n_points : int, default=20000
+        Number of points over all layers.
+    kind : {"sheets", "caps", "shells"}, default="sheets"
+        Flat open sheets, curved open caps or curved closed shells.
+    n_features : {2, 3}, default=3
+        Dimension: surfaces in 3-D, curves in 2-D.
+    noise : float, default=0.0
+        Standard deviation of the isotropic Gaussian noise added to the points, normalised
+        unit.
+    random_state : int, RandomState instance or None, default=None
+        Seeds sampling and noise.
+
+    Returns
+    -------
+    X : ndarray of shape (n_points, n_features)
+        The points, float64.
+    normals : ndarray of shape (n_points, n_features)
+        Unit normals at the clean points (sign meaningless), float64.
+    labels : ndarray of shape (n_points,)
+        Layer index of each point (0 = lowest sheet / outermost shell), int64.
+
+    Raises
+    ------
+    ValueError
+        On an unknown ``kind``, ``n_features`` not 2 or 3, ``n_layers < 1``, a non-positive
+        ``gap`` (or one that leaves no room for the inner shells), ``n_points < 1`` or
+        ``noise < 0``.
+
+    See Also
+    --------
+    sklearn_icml26.metrics.layer_separation : Whether a reconstruction keeps the layers apart.
+
+    References
+    ----------
+    .. [1] Kong et al., "Metric-Phase Fields: Decoupling Distance and Sign for Thin-Structure
+       Reconstruction from Unoriented Point Clouds", ICML 2026, arXiv:2605.25503.
+
+    Examples
+    --------
+    >>> from sklearn_icml26.datasets import make_layered_sheets
+    >>> X, normals, labels = make_layered_sheets(2, gap=0.03, n_points=1000, random_state=0)
+    >>> X.shape, sorted(set(labels.tolist()))
+    ((1000, 3), [0, 1])
+    >>> float(abs(X[labels == 1, 2].mean() - X[labels == 0, 2].mean()))
+    0.03
+    """
+    if kind not in _LAYERED_KINDS:
+        raise ValueError(f"kind must be one of {_LAYERED_KINDS}; got {kind!r}.")
+    if n_features not in (2, 3):
+        raise ValueError(f"n_features must be 2 (curves) or 3 (surfaces); got {n_features!r}.")
+    if isinstance(n_layers, bool) or int(n_layers) != n_layers or n_layers < 1:
+        raise ValueError(f"n_layers must be a positive integer; got {n_layers!r}.")
+    if int(n_points) != n_points or n_points < 1:
+        raise ValueError(f"n_points must be a positive integer; got {n_points!r}.")
+    if not np.isfinite(noise) or noise < 0:
+        raise ValueError(f"noise must be a non-negative number; got {noise!r}.")
+    n_layers, n, d = int(n_layers), int(n_points), int(n_features)
+    if not (np.isfinite(gap) and gap > 0):
+        raise ValueError(f"gap must be a positive number (normalised unit); got {gap!r}.")
+    if kind != "sheets" and 0.9 - (n_layers - 1) * gap <= 0:
+        raise ValueError(f"gap={gap!r} with n_layers={n_layers} leaves no room for the inner "
+                         f"{kind}: the radii 0.9 - i gap must stay positive.")
+    rng = np.random.default_rng(check_random_state(random_state).randint(2**31 - 1))
+    if kind == "sheets":
+        heights = (np.arange(n_layers) - (n_layers - 1) / 2) * gap
+        labels = _components(rng, n, np.ones(n_layers))
+        P = rng.uniform(-0.9, 0.9, size=(n, d))
+        P[:, -1] = heights[labels]
+        N = np.zeros((n, d))
+        N[:, -1] = 1.0
+    else:
+        radii = 0.9 - np.arange(n_layers) * gap
+        labels = _components(rng, n, radii ** (d - 1))  # area ~ r^2 (length ~ r in 2-D)
+        V = rng.normal(size=(n, d))
+        V /= np.linalg.norm(V, axis=1, keepdims=True)
+        if kind == "caps":
+            V[:, -1] = np.abs(V[:, -1])
+        P = V * radii[labels, None]
+        N = V
+        if kind == "caps":  # bounding box z in [0, 0.9]: centre it
+            P[:, -1] -= 0.45
+    if noise > 0:
+        P = P + noise * rng.normal(size=P.shape)
+    return P, N, labels.astype(np.int64)
 
 
 def _sha256(path):

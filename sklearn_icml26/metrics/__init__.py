@@ -5,12 +5,14 @@ __all__ = []
 from ._surface import (  # noqa: E402
     chamfer_distance,
     f_score,
+    layer_separation,
     normal_consistency,
     sample_mesh,
     sample_polylines,
 )
 
 __all__ += ["chamfer_distance", "f_score", "normal_consistency", "sample_mesh", "sample_polylines"]
+__all__ += ["layer_separation"]
 
 from ._causal import audrc, decision_rate_curve, weighted_accuracy  # noqa: E402
 
