@@ -1083,16 +1083,15 @@ default="learned"
 
     @classmethod
     def _get_smoke_data(cls):
-        # Turn texts are numeric codes so that generic tests, which compare predictions as
-        # floats, can compare the predicted texts; the question shares the fact's code.
+        # the question shares its code word with the fact turn and with no distractor
         rng = np.random.default_rng(0)
         X = []
         for i in range(6):
-            code = 1000 + i
-            chunks = [[f"{2000 + 10 * i + t}.{j}" for j in range(3)] for t in range(4)]
+            code = f"item{1000 + i}"
+            chunks = [[f"note {2000 + 10 * i + t} line {j}" for j in range(3)] for t in range(4)]
             t_ev = int(rng.integers(4))
-            chunks[t_ev][1] = f"{code}.5"
-            X.append({"question": f"where is {code}", "chunks": chunks,
+            chunks[t_ev][1] = f"the {code} is in the attic"
+            X.append({"question": f"where is the {code}", "chunks": chunks,
                       "evidence": {(t_ev, 1)}})
         return X, None
 
