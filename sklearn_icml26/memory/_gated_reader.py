@@ -1055,8 +1055,8 @@ default="learned"
         Returns
         -------
         recall : float
-            Mean over episodes with evidence among their turns of |evidence in memory| /
-            |evidence|.
+            Mean, over the episodes with evidence among their turns, of the number of
+            evidence turns in the final memory divided by the number of evidence turns.
         """
         check_is_fitted(self, "params_")
         episodes = _check_episodes(X)
