@@ -673,11 +673,6 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
         decays linearly to 0 at ``b`` and is then not computed.
     warm_start_iter : int, default=200
         Steps of the warm start (theta to a sphere SDF, r to the distance to the points).
-    off_surface_fraction : float, default=0.5
-        Near-surface points drawn per step (around the first points of the batch), as a
-        fraction of ``batch_size``; as many free points of the box are drawn. (The
-        original 1.0 cost 1.5 x more per step; with the narrower network above, 0.5 kept
-        CD-L1 on open_cylinder within 3 % of the original default.)
     max_epochs : int, default=100
         Epochs of ``ceil(n_samples / batch_size)`` steps each.
     batch_size : int, default=1024
@@ -706,6 +701,11 @@ default="adam"
     optimizer_params : dict or None, default=None
         Extra keyword arguments of the optimizer, e.g. ``{"betas": (0.9, 0.99)}`` or, for
         ``"adamo"``, ``{"kappa": 1.0, "tau": 0.05}``; ``lr`` has its own parameter.
+    off_surface_fraction : float, default=0.5
+        Near-surface points drawn per step (around the first points of the batch), as a
+        fraction of ``batch_size``; as many free points of the box are drawn. (The
+        original 1.0 cost 1.5 x more per step; with the narrower network above, 0.5 kept
+        CD-L1 on open_cylinder within 3 % of the original default.)
 
     Attributes
     ----------
