@@ -35,7 +35,9 @@ ground-truth points whose nearest mesh point lies on that layer's side), ``all``
 run (the default), and ``speed``: one default MPF fit (open_cylinder, noise 0) timed in a
 fresh process with ``--threads`` torch threads (2 by default for this arm), beside the same
 fit with the original autograd double-backward derivatives, the original network width 128
-and the original off-surface sample count (the "before"), and Open3D's Poisson and ball
+and the original off-surface sample count (the "before"; it shares the new whole-batch
+training iterator, so the ratio understates the gain by the ~30 ms per step of skorch's
+item-by-item batching), and Open3D's Poisson and ball
 pivoting on the same points; wall and CPU seconds, peak resident memory and the load average
 before and after each row. Open3D runs in whatever interpreter has it: ``--anchor-python
 PATH`` runs the Open3D rows there (a separate environment with ``open3d-cpu``, ``numpy``,
