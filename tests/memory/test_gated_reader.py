@@ -423,7 +423,7 @@ def test_smoke_data_shape():
     pred = r.predict(X)
     assert pred.shape == (6,)
     # each prediction is a turn of its own episode (or "" for an empty memory)
-    for text, episode in zip(pred, X):
+    for text, episode in zip(pred, X, strict=True):
         assert text == "" or any(text in chunk for chunk in episode["chunks"])
 
 
