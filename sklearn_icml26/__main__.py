@@ -73,7 +73,8 @@ def run_demos(names, data_home=None, fast=False, verbose=1):
 
 
 # metric name (lower case) fragments -> which way is better, for the legend under the demo table
-_LOWER = ("rmse", "mae", "error", "risk", "cd-l1", "chamfer", "std_err", "loss", "seconds")
+_LOWER = ("rmse", "mae", "error", "risk", "cd-l1", "chamfer", "std_err", "loss", "seconds", "l2",
+          "residual", "chunks")
 _HIGHER = ("accuracy", "acc", "purity", "audrc", "nc", "consistency", "recall", "mrr", "ndcg",
            "map", "f1", "generality", "locality", "reliability", "spearman", "auc", "precision",
            "return")
