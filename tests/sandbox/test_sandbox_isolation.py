@@ -221,7 +221,7 @@ def test_fork_bomb_is_stopped_by_the_process_limit(cache):
         """
         res = box.run(_py(code), timeout=20)
         if not any("pids" in e for e in box.enforced_limits) and box.mode != "root":
-            pytest.skip("neither a pids control group nor RLIMIT_NPROC binds here "
+            pytest.skip(reason="neither a pids control group nor RLIMIT_NPROC binds here "
                         f"(mode {box.mode}, limits {box.enforced_limits})")
     assert res.returncode == 0, res.stderr
     started = int(res.stdout)
@@ -367,7 +367,7 @@ def test_eight_sandboxes_at_once_do_not_see_each_other(cache):
 
 def test_root_mode_runs_the_task_as_nobody(cache):
     if os.geteuid() != 0:
-        pytest.skip("root mode needs uid 0")
+        pytest.skip(reason="root mode needs uid 0")
     with TaskSandbox(cache, mode="root") as box:
         res = box.run(["/bin/sh", "-c", "id -u; echo x > /workspace/f; echo y > /env/f"],
                       timeout=30)
@@ -378,7 +378,7 @@ def test_root_mode_runs_the_task_as_nobody(cache):
 
 def test_mounts_are_locked_for_the_task(cache):
     if MODE != "userns":
-        pytest.skip("mount locking is the userns mode's (root mode drops to nobody)")
+        pytest.skip(reason="mount locking is the userns mode's (root mode drops to nobody)")
     code = "mount -o remount,rw /usr 2>&1; umount /proc 2>&1; touch /usr/x 2>&1; echo done"
     with TaskSandbox(cache) as box:
         res = box.run(["/bin/sh", "-c", code], timeout=30)
