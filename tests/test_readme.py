@@ -20,7 +20,7 @@ def test_quickstart_prints_what_the_readme_says():
 
         load_ese_covid_victoria(20, download_if_missing=False)
     except (FileNotFoundError, OSError) as exc:
-        pytest.skip(f"the COVID-19 Victoria data is not in the data home: {exc}")
+        pytest.skip(reason=f"the COVID-19 Victoria data is not in the data home: {exc}")
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(compile(code, "README quickstart", "exec"), {})
