@@ -484,7 +484,7 @@ def _progenitor_lineage(labels, data):
 
 
 def _summary(rows):
-    """Mean and sd over seeds of HDTree's rows (one row per dataset and method)."""
+    """Mean, sd and range over seeds of HDTree's rows (one row per dataset and method)."""
     out = []
     keys = dict.fromkeys((r["dataset"], r["method"]) for r in rows if "seed" in r)
     for dataset, method in keys:
@@ -497,6 +497,7 @@ def _summary(rows):
             if vals:
                 row[col] = float(np.mean(vals))
                 row[f"{col}_sd"] = float(np.std(vals))
+                row[f"{col}_min"], row[f"{col}_max"] = float(np.min(vals)), float(np.max(vals))
         out.append(row)
     return out
 

@@ -579,6 +579,310 @@ STUDY_NOTES = [
 ]
 
 
+# --------------------------------------------------------------------------------------------
+# knots comparison (--knots, results/skewd_knots.json): SkewD-IT with uniform and quantile knots
+# on the same pairs in the same run, set by set, written after every chunk of pairs
+# --------------------------------------------------------------------------------------------
+KNOTS_FIRST = ["SIM-ln", "tuebingen"]  # run on all pairs first, the rest in turns of a chunk
+KNOTS_RULES = ("uniform", "quantile")
+
+
+def _knots_sets(quick):
+    """(name, loader) of every set of the knots comparison, in run order."""
+    out = [(name, lambda name=name: load_cause_effect_pairs(name)) for name in KNOTS_FIRST]
+    out += [(name, lambda name=name: load_cause_effect_pairs(name))
+            for name in STANDARD if name not in KNOTS_FIRST]
+    for idx, (model, noise, level) in enumerate(SKEW):
+        tag = {"skew-normal": "SN", "agn": "AGN"}[noise]
+        out.append((f"{model}s_{tag}_{level}", lambda idx=idx, model=model, noise=noise,
+                    level=level: make_lsnm_pairs(100, 1000, model=model, noise=noise,
+                                                 skewness=level, random_state=752 + idx)))
+    if quick:
+        out = [o for o in out if o[0] in ("SIM-ln", "LSs_SN_strong")]
+    return out
+
+
+def _knots_rows(state):
+    """Rows of the knots comparison from the per-pair state (one row per set and knot rule)."""
+    rows = []
+    for name, st in state.items():
+        m = min(len(st[k]["score"]) for k in KNOTS_RULES)
+        if not m:
+            continue
+        direction = np.asarray(st["direction"][:m])
+        weight = np.asarray(st["weight"][:m])
+        label = name if m == st["n_total"] else f"{name}[:{m}]"
+        for knots in KNOTS_RULES:
+            r = st[knots]
+            score = np.asarray(r["score"][:m], dtype=float)
+            p = np.asarray(r["pvalue"][:m], dtype=float)
+            extra = {}
+            if np.isfinite(p).all():
+                extra = _pvalue_summary(direction, score, p)
+                wrong = np.sign(score) != direction
+                extra["share_wrong_with_p_below_0.05"] = float(np.mean(wrong & (p < 0.05)))
+                extra["n_bootstrap"] = st["n_bootstrap"]
+            rows.append(_method_row(
+                {"dataset": label, "method": f"SkewD-IT ({knots} knots)",
+                 "median_n_samples": st["median_n_samples"]},
+                direction, score, weight, np.asarray(r["fit_time"][:m]),
+                n_warnings=int(np.sum(r["n_warnings"][:m])), **extra))
+    return rows
+
+
+def _knots_targets(rows, state):
+    def get(name, knots):
+        for r in rows:
+            if r["dataset"].split("[")[0] == name and r["method"] == f"SkewD-IT ({knots} knots)":
+                return r
+        return None
+
+    out, keeps, full = [], True, True
+    goal = PUBLISHED["SkewD-IT"][STANDARD.index("SIM-ln")][0] / 100 - 0.06
+    closes = None
+    for name in state:
+        u, q = get(name, "uniform"), get(name, "quantile")
+        if u is None:
+            full = False
+            continue
+        full &= "[" not in u["dataset"]
+        if name == "SIM-ln":
+            closes = q["accuracy"] >= round(goal, 9)
+            for knots, r in (("uniform", u), ("quantile", q)):
+                out.append({"target": f"{u['dataset']}: SkewD-IT accuracy, {knots} knots",
+                            "spec": f">= {goal:g}", "measured": round(r["accuracy"], 4),
+                            "met": bool(r["accuracy"] >= round(goal, 9))})
+        else:
+            ok = q["accuracy"] >= u["accuracy"] - 0.01 - 1e-12
+            keeps &= ok
+            out.append({"target": f"{u['dataset']}: quantile-knot accuracy within 0.01 of "
+                        "uniform", "spec": f">= {u['accuracy'] - 0.01:.4g}",
+                        "measured": round(q["accuracy"], 4), "met": bool(ok)})
+    switch = bool(closes and keeps and full)
+    out.append({"target": "quantile knots close SIM-ln and lose no more than 0.01 on any set, "
+                "all pairs of every set (then the default)", "spec": "all of the above",
+                "measured": float(switch), "met": switch})
+    return out
+
+
+def _knots_write(args, state, start, partial, extra=None):
+    import json
+    from pathlib import Path
+
+    out = Path(args.output or "/tmp/skewd_knots_part.json")
+    payload = {"state": state, "seconds": time.perf_counter() - start, "argv": sys.argv[1:],
+               "partial": partial, "uptime": _load_average()}
+    if extra:
+        payload.update(extra)
+    out.write_text(json.dumps(payload, default=float))
+    return out
+
+
+def _load_average():
+    try:
+        return [round(v, 2) for v in __import__("os").getloadavg()]
+    except OSError:  # pragma: no cover
+        return None
+
+
+def _knots(args):
+    """Uniform vs quantile knots on every pair (at most ``--max-rows`` rows per pair)."""
+    import json
+    from pathlib import Path
+
+    start = time.perf_counter()
+    deadline = start + args.budget_s
+
+    def log(msg):
+        print(f"[{time.perf_counter() - start:6.0f} s] {msg}", flush=True)
+
+    state = {}
+    if args.resume and Path(args.resume).is_file():
+        state = json.loads(Path(args.resume).read_text())["state"]
+        log(f"resumed {sum(len(s['uniform']['score']) for s in state.values())} pairs")
+    chunk = 2 if args.quick else args.chunk
+    sets = _knots_sets(args.quick)
+    loaded = {}
+    pvalue_sets = [] if args.quick else args.pvalue_sets.split(",")
+
+    def data_of(name, loader):
+        if name not in loaded:
+            data = loader()
+            k = 2 if args.quick else len(data.pairs)
+            pairs = [_subsample(np.asarray(data.pairs[i], dtype=float), args.max_rows, i)
+                     for i in range(k)]
+            loaded[name] = (pairs, np.asarray(data.direction[:k]), np.asarray(data.weight[:k]))
+            st = state.setdefault(name, {
+                "n_total": k, "direction": loaded[name][1].tolist(),
+                "weight": loaded[name][2].tolist(),
+                "median_n_samples": int(np.median([len(P) for P in pairs])),
+                "n_bootstrap": args.n_bootstrap if name in pvalue_sets else 0,
+                **{knots: {"score": [], "pvalue": [], "fit_time": [], "n_warnings": []}
+                   for knots in KNOTS_RULES}})
+            st["n_total"] = k
+        return loaded[name]
+
+    def run_chunk(name, loader):
+        pairs, _, _ = data_of(name, loader)
+        st = state[name]
+        done = len(st["uniform"]["score"])
+        if done >= len(pairs):
+            return False
+        part = pairs[done:done + chunk]
+        for knots in KNOTS_RULES:
+            n_boot = st["n_bootstrap"] if knots == args.pvalue_knots else 0
+            est = SkewDCausalDiscoverer(knots=knots, n_bootstrap=n_boot, random_state=0)
+            r = score_pairs(part, estimator=est, n_jobs=args.n_jobs)
+            st[knots]["score"] += r.score.tolist()
+            st[knots]["pvalue"] += (r.pvalue_it if n_boot else np.full(len(part), np.nan)
+                                    ).tolist()
+            st[knots]["fit_time"] += r.fit_time.tolist()
+            st[knots]["n_warnings"] += r.n_warnings.astype(int).tolist()
+        log(f"{name}: {done + len(part)} of {len(pairs)} pairs (load {_load_average()})")
+        _knots_write(args, state, start, partial=True)
+        return True
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first = [s for s in sets if s[0] in KNOTS_FIRST or args.quick]
+        for name, loader in first:
+            while time.perf_counter() < deadline and run_chunk(name, loader):
+                pass
+        rest = [s for s in sets if s not in first]
+        busy = True
+        while busy and time.perf_counter() < deadline:
+            busy = False
+            for name, loader in rest:
+                if time.perf_counter() >= deadline:
+                    break
+                busy |= run_chunk(name, loader)
+    out = _knots_write(args, state, start, partial=False)
+    log(f"wrote {out}")
+    return out
+
+
+def _dask_timing(args):
+    """Wall time of ``score_pairs`` on Tuebingen on a dask LocalCluster of 1 and 2 workers."""
+    import json
+    from pathlib import Path
+
+    import joblib
+    from dask import distributed
+
+    data = load_cause_effect_pairs("tuebingen")
+    k = 4 if args.quick else len(data.pairs)
+    pairs = [_subsample(np.asarray(data.pairs[i], dtype=float), args.max_rows, i)
+             for i in range(k)]
+    est = SkewDCausalDiscoverer(random_state=0)
+    rows, scores = [], {}
+    reference = None
+    if args.resume and Path(args.resume).is_file():  # the knots run's default-knot scores
+        st = json.loads(Path(args.resume).read_text())["state"].get("tuebingen")
+        if st and len(st["uniform"]["score"]) >= k:
+            reference = np.asarray(st["uniform"]["score"][:k])
+    for n_workers in (1, 2):
+        t0 = time.perf_counter()
+        cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
+                                           processes=True, dashboard_address=None,
+                                           silence_logs=40)
+        client = distributed.Client(cluster)
+        startup = time.perf_counter() - t0
+        load_before = _load_average()
+        try:
+            with warnings.catch_warnings(), joblib.parallel_config(backend="dask"):
+                warnings.simplefilter("ignore")
+                t0 = time.perf_counter()
+                r = score_pairs(pairs, estimator=est, n_jobs=-1)
+                wall = time.perf_counter() - t0
+        finally:
+            client.close()
+            cluster.close()
+        scores[n_workers] = r.score
+        rows.append({"dataset": f"tuebingen (<= {args.max_rows} rows per pair)",
+                     "method": f"score_pairs, dask LocalCluster, {n_workers} worker process"
+                     f"{'es' if n_workers > 1 else ''} x 1 thread",
+                     "n_pairs": k, "n_workers": n_workers, "wall_seconds": wall,
+                     "cluster_startup_seconds": startup,
+                     "sum_fit_seconds": float(np.sum(r.fit_time)),
+                     "accuracy": weighted_accuracy(data.direction[:k], r.score,
+                                                   sample_weight=data.weight[:k]),
+                     "load_average_before": load_before, "load_average_after": _load_average()})
+        print(f"{n_workers} worker(s): {wall:.1f} s (load {_load_average()})", flush=True)
+    same = bool(np.array_equal(scores[1], scores[2]))
+    speedup = rows[0]["wall_seconds"] / rows[1]["wall_seconds"]
+    rows[1]["speedup_over_1_worker"] = speedup
+    note = (f"dask scale-out: score_pairs over the {k} Tuebingen pairs (at most "
+            f"{args.max_rows} rows each, default SkewD-IT) through "
+            "joblib.parallel_config(backend='dask') on a dask.distributed LocalCluster with "
+            "worker processes (1 thread each): 1 worker "
+            f"{rows[0]['wall_seconds']:.0f} s, 2 workers {rows[1]['wall_seconds']:.0f} s "
+            f"(speed-up {speedup:.2f}x; cluster start-up excluded, "
+            f"{rows[0]['cluster_startup_seconds']:.1f} / {rows[1]['cluster_startup_seconds']:.1f}"
+            f" s); scores equal between 1 and 2 workers: {same}")
+    if reference is not None:
+        note += (f"; equal to the one-process knots run's default-knot scores: "
+                 f"{bool(np.array_equal(scores[2], reference))}")
+    note += (f". Load average before / after: {rows[0]['load_average_before']} / "
+             f"{rows[1]['load_average_after']} on {__import__('os').cpu_count()} CPUs shared "
+             "with other jobs.")
+    out = Path(args.output or "/tmp/skewd_dask_part.json")
+    out.write_text(json.dumps({"rows": rows, "notes": [note]}, default=float))
+    print(note)
+    return out
+
+
+KNOTS_PROTOCOL = (
+    "SkewD-IT with its default settings and random_state=0, once with uniform knots (the "
+    "default) and once with knots at the cause's quantiles (knots='quantile'), on the same "
+    "pairs in the same run: every pair of the standard sets (Tuebingen 99 weighted, SIM, SIM-c, "
+    "SIM-ln, AN, LS, MN-U) and of the ten regenerated skew sets {ANs, LSs} x {SN medium, SN "
+    "strong, AGN medium, AGN strong, AGN extreme} (make_lsnm_pairs, 100 pairs of 1000 samples, "
+    "random_state = 752 + set index). Pairs with more than 1000 rows (Tuebingen only) are "
+    "subsampled to 1000 rows (seeded by the pair index, the same rows for both knot rules). "
+    "SIM-ln and Tuebingen run first on all pairs, the other sets then in turns of one chunk of "
+    "pairs each; a set named name[:k] was run on its first k pairs only (time box). On the "
+    "sets named in the notes, the default-knot run also computes the wild-bootstrap p-value of "
+    "the decision, to check it on pairs whose direction is known. A pair without decision "
+    "counts as wrong. One process, one thread, n_jobs=1.")
+
+
+def _knots_merge(paths, output, extra_notes=()):
+    """results/skewd_knots.json from a knots part file plus optional timing part files."""
+    import json
+
+    payload = json.loads(open(paths[0]).read())
+    state = payload["state"]
+    rows = _knots_rows(state)
+    targets = _knots_targets(rows, state)
+    notes = [f"Run: python benchmarks/bench_skewd.py {' '.join(payload['argv'])} "
+             f"({payload['seconds']:.0f} s wall clock; load average at the end "
+             f"{payload.get('uptime')} on {__import__('os').cpu_count()} CPUs, a machine shared "
+             "with other jobs)."]
+    for path in paths[1:]:
+        extra = json.loads(open(path).read())
+        rows += extra.get("rows", [])
+        notes += extra.get("notes", [])
+    pv = [n for n, st in state.items() if st.get("n_bootstrap")]
+    if pv:
+        notes.append(f"Wild-bootstrap p-values of the decision (default knots) on: "
+                     f"{', '.join(pv)}; share_p_below_0.05 is the share of pairs with p < 0.05, "
+                     "accuracy_p_below_0.05 / accuracy_p_above_0.05 the (unweighted) accuracy "
+                     "of those pairs and of the rest, share_wrong_with_p_below_0.05 the share of "
+                     "pairs decided wrongly with p < 0.05.")
+    notes += list(extra_notes)
+    missed = [f"{t['target']}: {t['measured']:g} (goal {t['spec']})" for t in targets
+              if not t["met"]]
+    if missed:
+        notes.append("Missed: " + "; ".join(missed) + ".")
+    path = write_results("skewd_knots", rows, False, output, targets=targets,
+                         protocol=KNOTS_PROTOCOL, notes=notes)
+    print(markdown_table(rows, ["dataset", "method", "n_pairs", "accuracy", "audrc",
+                                "n_no_decision", "median_s_per_pair", "share_p_below_0.05",
+                                "accuracy_p_below_0.05", "accuracy_p_above_0.05"]))
+    print(markdown_table(targets, ["target", "spec", "measured", "met"]))
+    return path
+
+
 def _quality(direction, score, weight):
     return {"accuracy": weighted_accuracy(direction, score, sample_weight=weight),
             "audrc": audrc(direction, score, sample_weight=weight)}
@@ -741,11 +1045,31 @@ def main(argv=None):
     parser.add_argument("--null-pairs", type=int, default=40,
                         help="study: null pairs per family for the calibration")
     parser.add_argument("--null-samples", type=int, default=500)
+    parser.add_argument("--knots", action="store_true",
+                        help="uniform vs quantile knots on every set (skewd_knots)")
+    parser.add_argument("--knots-merge", nargs="+", default=None,
+                        help="knots part file (+ timing part files) -> results/skewd_knots.json")
+    parser.add_argument("--dask-timing", action="store_true",
+                        help="score_pairs on Tuebingen with 1 vs 2 dask worker processes")
+    parser.add_argument("--resume", default=None,
+                        help="knots: part file to continue (dask timing: compare its scores)")
+    parser.add_argument("--chunk", type=int, default=10, help="knots: pairs per turn")
+    parser.add_argument("--pvalue-knots", default="uniform",
+                        help="knots: the knot rule whose run computes the p-values")
     parser.add_argument("--note", action="append", default=None,
                         help="study merge: a note to record (repeatable)")
     parser.add_argument("--merge", nargs="+", default=None,
                         help="study: merge part files into results/skewd_anchors.json")
     args = parser.parse_args(argv)
+    if args.knots_merge:
+        print(f"wrote {_knots_merge(args.knots_merge, args.output, args.note or ())}")
+        return
+    if args.knots:
+        print(f"wrote {_knots(args)}")
+        return
+    if args.dask_timing:
+        print(f"wrote {_dask_timing(args)}")
+        return
     if args.merge:
         print(f"wrote {_merge_study(args.merge, args.output, args.note or ())}")
         return
