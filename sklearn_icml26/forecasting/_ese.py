@@ -23,6 +23,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils import progress_bar
 from ..utils._parallel import Parallel, delayed
+from ..utils._weights import (
+    check_sample_weight,
+    fit_with_weights,
+    newest_rows_holding,
+    weighted_rank_value,
+)
 
 __all__ = ["ESERegressor", "PerSystemRegressor", "last_window", "sliding_window"]
 
@@ -533,15 +539,28 @@ def _scale(A, scaling):
     return np.ones(A.shape[0])
 
 
-def _aic_orders(Z, target):
-    """AIC_k of OLS (intercept + last k columns of Z), k = 1..K, K = max(1, min(10, p, N-2))."""
-    N, p = Z.shape
-    K = max(1, min(10, p, N - 2))
+def _aic_orders(Z, target, sample_weight=None):
+    """AIC_k of OLS (intercept + last k columns of Z), k = 1..K, K = max(1, min(10, p, N-2)).
+
+    With frequency weights ``w`` the fit is weighted least squares, ``RSS`` the weighted sum of
+    squared residuals and ``N = sum(w)`` (rounded down in ``K``), which is the AIC of the rows
+    repeated by their (integer) weights.
+    """
+    n_rows, p = Z.shape
+    if sample_weight is None:
+        N, root = n_rows, None
+    else:
+        N, root = float(sample_weight.sum()), np.sqrt(sample_weight)
+    K = max(1, min(10, p, int(np.floor(N + 1e-9)) - 2))
     aic = np.empty(K)
     for k in range(1, K + 1):
-        design = np.column_stack([np.ones(N), Z[:, p - k:]])
-        coef = np.linalg.lstsq(design, target, rcond=None)[0]
-        rss = float(np.sum((target - design @ coef) ** 2))
+        design = np.column_stack([np.ones(n_rows), Z[:, p - k:]])
+        if root is None:
+            coef = np.linalg.lstsq(design, target, rcond=None)[0]
+            rss = float(np.sum((target - design @ coef) ** 2))
+        else:
+            coef = np.linalg.lstsq(design * root[:, None], target * root, rcond=None)[0]
+            rss = float(np.sum(sample_weight * (target - design @ coef) ** 2))
         aic[k - 1] = N * np.log(max(rss / N, 1e-300)) + 2 * (k + 1)
     return aic
 
@@ -729,6 +748,8 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         Normalised absolute errors of the held-out calibration windows (``None`` when
         ``calibration=None``, the training set is too short, fewer than 3 windows, or
         ``init="attributes"`` is used without attributes in ``fit``).
+    calibration_weights_ : ndarray of shape (n_calibration,) or None
+        ``sample_weight`` of the calibration windows (``None`` when ``fit`` had no weights).
     n_iter_ : int
         Refinement sweeps run on the newest training window (1 for ``stop="converge"``, whose
         closed form is one pass; with ``init="attributes"`` and no attributes in ``fit`` this
@@ -837,7 +858,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         return X.reshape(X.shape[0], self.n_systems_, self.n_lags_)
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, system_attributes=None):
+    def fit(self, X, y, system_attributes=None, sample_weight=None):
         """Fit the aggregate model on all training windows.
 
         Parameters
@@ -851,6 +872,17 @@ class ESERegressor(RegressorMixin, BaseEstimator):
             Static system attributes (float), stored for ``init="attributes"`` in ``predict``
             (scorers call ``predict`` without metadata). Routed with
             ``set_fit_request(system_attributes=True)``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Nonnegative weight of each window (float), e.g. to discount old windows or to
+            leave out anomalous periods (weight 0). Frequency weights: an integer weight ``w``
+            fits as the window repeated ``w`` times, 0 as the window removed. They weight the
+            aggregate model's fit (``estimator`` must accept ``sample_weight``), the AIC of
+            ``aggregate_lags="aic"`` (weighted RSS, ``N = sum(w)``), the validation score of the
+            ``"auto"`` choices and the conformal quantiles of :meth:`predict_interval`; the
+            validation and calibration windows are the newest ones holding
+            ``validation_fraction`` and ``calibration`` of the total weight (whole windows,
+            rounded up). ``None`` weighs every window alike. Routed with
+            ``set_fit_request(sample_weight=True)``.
 
         Returns
         -------
@@ -865,7 +897,11 @@ class ESERegressor(RegressorMixin, BaseEstimator):
             ``aggregate_lags`` exceeds the lags per system, a fixed ``scaling`` meets a
             non-positive training scale,
             ``system_attributes`` has the wrong shape or NaN, ``damping=0`` with an iterative
-            ``stop``, or ``stop="cointegration"`` with fewer than 5 systems.
+            ``stop``, ``stop="cointegration"`` with fewer than 5 systems, ``sample_weight``
+            does not have shape (n_samples,), holds negative or non-finite values, is all zero
+            or leaves fewer than 2 windows with a positive weight.
+        TypeError
+            If ``sample_weight`` is given and ``estimator`` does not accept it in ``fit``.
 
         Warns
         -----
@@ -881,6 +917,13 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         self._system_names = _target_names(y)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64,
                              ensure_min_samples=2)
+        sample_weight = check_sample_weight(sample_weight, X)
+        if sample_weight is not None:  # weight 0 is the window removed: drop it here
+            keep = sample_weight > 0
+            if keep.sum() < 2:
+                raise ValueError(f"sample_weight leaves {int(keep.sum())} window with a positive "
+                                 "weight; ESERegressor needs at least 2.")
+            X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
         n_negative = int(np.count_nonzero(X < 0))
         if n_negative and _system_count(y, X.shape[1])[0] > 1:  # one system: its share is 1
             warnings.warn(
@@ -919,7 +962,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         Z, t = A / c[:, None], target / c
         self.aic_ = None
         if self.aggregate_lags == "aic":
-            self.aic_ = _aic_orders(Z, t)
+            self.aic_ = _aic_orders(Z, t, sample_weight)
             k = int(np.argmin(self.aic_)) + 1
         elif self.aggregate_lags is None:
             k = n_lags
@@ -927,9 +970,9 @@ class ESERegressor(RegressorMixin, BaseEstimator):
             k = int(self.aggregate_lags)
         self.scaling_, self.aggregate_lags_ = scaling, k
         estimator = LinearRegression() if self.estimator is None else self.estimator
-        self.estimator_ = clone(estimator).fit(Z[:, n_lags - k:], t)
-        self._select_shares(self._windows(X), y)
-        self._calibrate(X, y, system_attributes)
+        self.estimator_ = fit_with_weights(clone(estimator), Z[:, n_lags - k:], t, sample_weight)
+        self._select_shares(self._windows(X), y, sample_weight)
+        self._calibrate(X, y, system_attributes, sample_weight)
         if self.stop == "converge":
             self.n_iter_ = 1
         else:  # diagnostic: sweeps needed on the newest training window
@@ -941,7 +984,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
             self.n_iter_ = int(n_iter[0])
         return self
 
-    def _select_shares(self, W, y):
+    def _select_shares(self, W, y, sample_weight=None):
         """Set ``damping_``, ``share_trend_`` and ``selection_scores_`` (time-ordered)."""
         fixed_damping = None if self.damping == "auto" else float(self.damping)
         fixed_trend = None if self.share_trend == "auto" else float(self.share_trend)
@@ -955,12 +998,23 @@ class ESERegressor(RegressorMixin, BaseEstimator):
             return
         dampings = DAMPING_GRID if fixed_damping is None else (fixed_damping,)
         trends = SHARE_TREND_GRID if fixed_trend is None else (fixed_trend,)
-        n_val = max(1, int(np.ceil(self.validation_fraction * W.shape[0])))
+        if sample_weight is None:
+            n_val = max(1, int(np.ceil(self.validation_fraction * W.shape[0])))
+            w_val = None
+        else:
+            n_val = newest_rows_holding(sample_weight, self.validation_fraction)
+            w_val = sample_weight[-n_val:] / sample_weight[-n_val:].sum()
         W_val, Y_val = _rescaled_windows(W[-n_val:]), y[-n_val:]
+
+        def rmse(err):  # per-system (weighted) root mean square over the validation windows
+            if w_val is None:
+                return np.sqrt(np.mean(err**2, axis=0))
+            return np.sqrt(w_val @ err**2)
+
         nonneg = ~(W_val < 0).any(axis=(1, 2))
         total = Y_val.sum(axis=1)
         if self.selection_score == "relative_rmse":  # per-system RMSE over the random walk's
-            rw = np.sqrt(np.mean((W_val[:, :, -1] - Y_val) ** 2, axis=0))
+            rw = rmse(W_val[:, :, -1] - Y_val)
             weight = np.where(rw > 0, 1.0 / np.where(rw > 0, rw, 1.0), 0.0)
             if not weight.any():  # the random walk is exact everywhere: plain RMSE
                 weight = np.ones_like(rw)
@@ -975,7 +1029,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
                     continue
                 e = _trend_shares(s_bar, slope, t_bar, trend, self.horizon, W_val, nonneg)
                 err = total[:, None] * e - Y_val
-                scores[g, j] = np.sqrt(np.mean(err**2, axis=0)) @ weight
+                scores[g, j] = rmse(err) @ weight
         scores = np.where(np.isfinite(scores), scores, np.inf)
         g, j = np.unravel_index(int(np.argmin(scores)), scores.shape)  # first minimum
         self.damping_, self.share_trend_ = float(dampings[g]), float(trends[j])
@@ -987,17 +1041,21 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         level = np.abs(W[:, :, W.shape[2] - k:]).mean(axis=2)
         return np.maximum(level, self._sigma_floor)
 
-    def _calibrate(self, X, y, system_attributes):
+    def _calibrate(self, X, y, system_attributes, sample_weight=None):
         """Normalised absolute errors of a clone fitted on the older windows (conformal)."""
         self.calibration_scores_ = None
+        self.calibration_weights_ = None
         Y2 = y.reshape(-1, 1) if y.ndim == 1 else y
-        floor = 1e-3 * np.abs(Y2).mean(axis=0)
+        floor = 1e-3 * np.average(np.abs(Y2), axis=0, weights=sample_weight)
         self._sigma_floor = np.where(floor > 0, floor, 1.0)
         self._nonnegative = not bool((X < 0).any() or (y < 0).any())
         N = X.shape[0]
         if self.calibration is None:
             return
-        n_cal = int(np.ceil(self.calibration * N))
+        if sample_weight is None:
+            n_cal = int(np.ceil(self.calibration * N))
+        else:
+            n_cal = newest_rows_holding(sample_weight, self.calibration)
         if n_cal < 1 or N - n_cal < 2:
             return
         if self.init == "attributes" and self.stop != "converge" \
@@ -1006,11 +1064,15 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         inner = clone(self).set_params(calibration=None)
         with warnings.catch_warnings():  # the outer fit reports the same conditions
             warnings.simplefilter("ignore")
-            inner.fit(X[:N - n_cal], y[:N - n_cal], system_attributes=system_attributes)
+            inner.fit(X[:N - n_cal], y[:N - n_cal], system_attributes=system_attributes,
+                      sample_weight=None if sample_weight is None
+                      else sample_weight[:N - n_cal])
             pred = inner._predict_array(X[N - n_cal:], None)
         pred = pred.reshape(n_cal, -1)
         scores = np.abs(Y2[N - n_cal:] - pred) / self._sigma(self._windows(X[N - n_cal:]))
         self.calibration_scores_ = scores
+        if sample_weight is not None:
+            self.calibration_weights_ = sample_weight[N - n_cal:].copy()
 
     def _check_attributes(self, attributes, n_samples, in_fit):
         if attributes is None:
@@ -1168,11 +1230,14 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         system's mean absolute value over the newest ``aggregate_lags_`` steps of window
         ``r`` and ``q_i`` the ``ceil((n_cal + 1) * coverage)``-th smallest of the system's
         normalised calibration errors (``calibration_scores_``, from a clone fitted on the
-        older training windows and evaluated on the newest ``calibration`` fraction). The
-        intervals therefore cover the aggregate model's and the shares' errors together. On a
-        panel without negative values the lower bound is clipped at 0. Coverage holds on
-        average when the calibration errors are exchangeable with future ones; a composition
-        or regime change after the calibration windows breaks that.
+        older training windows and evaluated on the newest ``calibration`` fraction); with
+        ``sample_weight`` in ``fit``, the smallest normalised error whose cumulative
+        calibration weight reaches ``(W + 1) * coverage`` (``W`` the calibration windows'
+        total weight), which is the order statistic of the windows repeated by their integer
+        weights. The intervals therefore cover the aggregate model's and the shares' errors
+        together. On a panel without negative values the lower bound is clipped at 0.
+        Coverage holds on average when the calibration errors are exchangeable with future
+        ones; a composition or regime change after the calibration windows breaks that.
 
         Parameters
         ----------
@@ -1210,15 +1275,24 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=np.float64)
         y_pred = self._predict_array(X, system_attributes).reshape(X.shape[0], -1)
         scores = self.calibration_scores_
-        n_cal = scores.shape[0]
-        rank = int(np.ceil((n_cal + 1) * coverage))
-        if rank > n_cal:
-            warnings.warn(f"coverage={coverage} needs at least {rank} calibration windows; "
-                          f"there are {n_cal}: the intervals are infinite. Lower the coverage "
+        weights = getattr(self, "calibration_weights_", None)
+        n_cal = scores.shape[0] if weights is None else float(weights.sum())
+        if weights is None:
+            rank = int(np.ceil((n_cal + 1) * coverage))
+            too_few = rank > n_cal
+        else:  # weighted split conformal: cumulative calibration weight >= (W + 1) coverage
+            rank = (n_cal + 1) * coverage
+            too_few = rank > n_cal * (1 + 1e-12)
+        if too_few:
+            what = "calibration windows" if weights is None else "of calibration weight"
+            warnings.warn(f"coverage={coverage} needs at least {rank:g} {what}; "
+                          f"there are {n_cal:g}: the intervals are infinite. Lower the coverage "
                           f"or raise calibration.", UserWarning, stacklevel=2)
             q = np.full(scores.shape[1], np.inf)
-        else:
+        elif weights is None:
             q = np.sort(scores, axis=0)[rank - 1]
+        else:
+            q = weighted_rank_value(scores, weights, rank)
         half = q[None, :] * self._sigma(self._windows(X))
         lower, upper = y_pred - half, y_pred + half
         if self._nonnegative:
@@ -1254,14 +1328,14 @@ class ESERegressor(RegressorMixin, BaseEstimator):
 # --------------------------------------------------------------------------------------------
 # PerSystemRegressor
 # --------------------------------------------------------------------------------------------
-def _fit_one(estimator, Wi, yi, scaling, k):
+def _fit_one(estimator, Wi, yi, scaling, k, sample_weight=None):
     """Fit one system on its newest k lags: returns (fitted estimator, resolved scaling)."""
     Wk = Wi[:, Wi.shape[1] - k:]
     scaling = _resolve_scaling(scaling, Wk[:, -1], Wk.mean(axis=1))
     c = _scale(Wk, scaling)
     if scaling is not None:
         _check_scaled_training(c, scaling, "last value" if scaling == "last" else "mean value")
-    return clone(estimator).fit(Wk / c[:, None], yi / c), scaling
+    return fit_with_weights(clone(estimator), Wk / c[:, None], yi / c, sample_weight), scaling
 
 
 class PerSystemRegressor(RegressorMixin, BaseEstimator):
@@ -1347,7 +1421,7 @@ class PerSystemRegressor(RegressorMixin, BaseEstimator):
         return tags
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit one clone of ``estimator`` per system.
 
         Parameters
@@ -1356,6 +1430,10 @@ class PerSystemRegressor(RegressorMixin, BaseEstimator):
             Windows in system-major order (float; data units), see :func:`sliding_window`.
         y : array-like of shape (n_samples, n_systems) or (n_samples,)
             Targets (float; data units).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Nonnegative frequency weight of each window (float), passed to every system's fit
+            (``estimator`` must accept it); windows of weight 0 are left out, also of the
+            ``scaling="auto"`` rule. ``None`` weighs every window alike.
 
         Returns
         -------
@@ -1366,13 +1444,23 @@ class PerSystemRegressor(RegressorMixin, BaseEstimator):
         ------
         ValueError
             If ``X``/``y`` hold NaN/inf, ``y`` is not numeric, their column counts do not
-            match, ``n_lags`` exceeds the lags per system, or a fixed ``scaling`` meets a
-            non-positive training scale.
+            match, ``n_lags`` exceeds the lags per system, a fixed ``scaling`` meets a
+            non-positive training scale, or ``sample_weight`` is invalid (shape, negative or
+            non-finite values, all zero, fewer than 2 positive).
+        TypeError
+            If ``sample_weight`` is given and ``estimator`` does not accept it in ``fit``.
         """
         _check_numeric_target(y)
         self._system_names = _target_names(y)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64,
                              ensure_min_samples=2)
+        sample_weight = check_sample_weight(sample_weight, X)
+        if sample_weight is not None:  # weight 0 is the window removed
+            keep = sample_weight > 0
+            if keep.sum() < 2:
+                raise ValueError(f"sample_weight leaves {int(keep.sum())} window with a positive "
+                                 "weight; PerSystemRegressor needs at least 2.")
+            X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
         self._y_1d = y.ndim == 1
         n_systems, p = _system_count(y, X.shape[1])
         if self.n_lags is not None and self.n_lags > p:
@@ -1382,7 +1470,7 @@ class PerSystemRegressor(RegressorMixin, BaseEstimator):
         Y2 = y.reshape(-1, 1) if y.ndim == 1 else y
         estimator = LinearRegression() if self.estimator is None else self.estimator
         fitted = Parallel(n_jobs=self.n_jobs)(
-            delayed(_fit_one)(estimator, W[:, i], Y2[:, i], self.scaling, k)
+            delayed(_fit_one)(estimator, W[:, i], Y2[:, i], self.scaling, k, sample_weight)
             for i in range(n_systems)
         )
         self.estimators_ = [f[0] for f in fitted]
