@@ -1,0 +1,80 @@
+"""Tests of the knots comparison of benchmarks/bench_skewd.py: the rows and the default rule."""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_skewd.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_skewd_under_test", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _set(n_total, right_uniform, right_quantile, n_done=None, pvalues=None):
+    """State of one set: the first ``right_*`` pairs decided right, the others wrong."""
+    n = n_total if n_done is None else n_done
+    direction = np.where(np.arange(n_total) % 2 == 0, 1, -1)
+
+    def rule(right):
+        score = np.where(np.arange(n) < right, 1.0, -1.0) * direction[:n] * (1 + np.arange(n))
+        return {"score": score.tolist(),
+                "pvalue": (pvalues if pvalues is not None else [np.nan] * n),
+                "fit_time": [0.5] * n, "n_warnings": [0] * n}
+
+    return {"n_total": n_total, "direction": direction.tolist(), "weight": [1.0] * n_total,
+            "median_n_samples": 1000, "n_bootstrap": 0 if pvalues is None else 100,
+            "uniform": rule(right_uniform), "quantile": rule(right_quantile)}
+
+
+def _switch(bench, state):
+    rows = bench._knots_rows(state)
+    targets = bench._knots_targets(rows, state)
+    return rows, targets, targets[-1]["met"]
+
+
+def test_rows_count_accuracy_per_set_and_rule(bench):
+    rows, _, _ = _switch(bench, {"SIM-ln": _set(100, 75, 86)})
+    by = {r["method"]: r for r in rows}
+    assert by["SkewD-IT (uniform knots)"]["accuracy"] == pytest.approx(0.75)
+    assert by["SkewD-IT (quantile knots)"]["accuracy"] == pytest.approx(0.86)
+    assert by["SkewD-IT (quantile knots)"]["dataset"] == "SIM-ln"
+    assert by["SkewD-IT (quantile knots)"]["n_pairs"] == 100
+
+
+def test_default_switches_only_when_sim_ln_closes_and_no_set_loses(bench):
+    # closes SIM-ln (>= 0.80) and loses exactly 0.01 elsewhere: allowed
+    ok = {"SIM-ln": _set(100, 75, 82), "SIM": _set(100, 80, 79)}
+    assert _switch(bench, ok)[2] is True
+    # one set loses 0.02: no switch, and the failing set's target says so
+    lose = {"SIM-ln": _set(100, 75, 82), "SIM": _set(100, 80, 78)}
+    _, targets, switch = _switch(bench, lose)
+    assert switch is False
+    assert [t["met"] for t in targets if t["target"].startswith("SIM:")] == [False]
+    # SIM-ln not closed: no switch even if nothing is lost
+    assert _switch(bench, {"SIM-ln": _set(100, 75, 79), "SIM": _set(100, 80, 80)})[2] is False
+
+
+def test_partial_sets_never_switch_the_default(bench):
+    # same accuracies as the allowed case, but SIM stopped at 50 of 100 pairs
+    state = {"SIM-ln": _set(100, 75, 82), "SIM": _set(100, 40, 40, n_done=50)}
+    rows, _, switch = _switch(bench, state)
+    assert switch is False
+    assert {r["dataset"] for r in rows} == {"SIM-ln", "SIM[:50]"}
+
+
+def test_pvalue_summary_on_known_directions(bench):
+    # the 10 right decisions have p = 0.01, the 10 wrong ones p = 0.5 except one
+    p = [0.01] * 10 + [0.5] * 9 + [0.01]
+    rows = bench._knots_rows({"tuebingen": _set(20, 10, 10, pvalues=p)})
+    row = next(r for r in rows if r["method"] == "SkewD-IT (uniform knots)")
+    assert row["share_p_below_0.05"] == pytest.approx(11 / 20)
+    assert row["accuracy_p_below_0.05"] == pytest.approx(10 / 11)
+    assert row["accuracy_p_above_0.05"] == pytest.approx(0.0)
+    assert row["share_wrong_with_p_below_0.05"] == pytest.approx(1 / 20)
