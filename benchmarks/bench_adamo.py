@@ -50,7 +50,8 @@ from sklearn_icml26.utils._parallel import Parallel, delayed  # noqa: E402
 
 GAMMA = 0.99
 PENALTY = 1e-3
-CALIBRATION = [(3e-4, "none", "narrow"), (1e-3, "none", "uniform")]
+CALIBRATION = [(lr, target, behaviour) for lr in (1e-4, 3e-4, 1e-3)
+               for target in ("none", "polyak") for behaviour in ("narrow", "uniform")]
 
 
 class _TrackedAdamO(AdamO):
@@ -255,10 +256,17 @@ def targets(summary, tim):
 def main(argv=None):
     parser = benchmark_parser(__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2])
-    parser.add_argument("--steps-collapse", type=int, default=800)
-    parser.add_argument("--steps-stable", type=int, default=500)
-    parser.add_argument("--steps-calibration", type=int, default=800)
-    parser.add_argument("--hidden", type=int, nargs="*", default=[128, 128])
+    parser.add_argument("--steps-collapse", type=int, default=5000)
+    parser.add_argument("--steps-stable", type=int, default=5000)
+    parser.add_argument("--steps-calibration", type=int, default=4000)
+    parser.add_argument("--calibration-seeds", type=int, nargs="*", default=[0, 1])
+    parser.add_argument("--calibration-targets", nargs="*", default=["none", "polyak"],
+                        help="target updates of the calibration grid to run")
+    parser.add_argument("--hidden", type=int, nargs="*", default=[256, 256])
+    parser.add_argument("--regimes", nargs="*", default=["collapse", "stable", "calibration"],
+                        help="parts to run, in this order")
+    parser.add_argument("--methods", nargs="*", default=None,
+                        help="comparison methods to run, in this order (default: all)")
     parser.add_argument("--no-timing", action="store_true",
                         help="skip the sequential timing pass (per-step CPU of the runs stays)")
     parser.add_argument("--timing-only", action="store_true",
@@ -289,19 +297,15 @@ def main(argv=None):
     else:
         seeds = args.seeds
         calib = [(f"calibration lr={lr:g} target={tgt} behaviour={beh}", "Adam",
-                  OfflineQRegressor, {"optimizer": "adam"}, 0,
+                  OfflineQRegressor, {"optimizer": "adam"}, s,
                   {**base, "lr": lr, "target": tgt, "behaviour": beh,
-                   "n_steps": args.steps_calibration, "diagnose_every": 50,
+                   "n_steps": args.steps_calibration, "diagnose_every": 100,
                    "diagnose_points": 16})
-                 for lr, tgt, beh in CALIBRATION]
-        if args.all_methods:
-            order = [(col, m) for m in all_methods] + [(st, m) for m in all_methods]
-        else:  # the reduced protocol, most informative runs first
-            order = [(col, "Adam"), (col, "AdamO k=1 tau=1"), (col, "AdamO k=1 tau=0.05"),
-                     (st, "Adam"), (st, "AdamO k=1 tau=1"), (col, "LayerNorm + Adam"),
-                     (col, "LayerNorm + AdamO k=1 tau=1"), (col, "AdamO k=1 tau=100"),
-                     (col, "AdamW wd=1e-2"), (col, f"Adam + penalty lambda={PENALTY:g}"),
-                     (st, "AdamO k=1 tau=0.05")]
+                 for lr, tgt, beh in CALIBRATION if tgt in args.calibration_targets
+                 for s in args.calibration_seeds] if "calibration" in args.regimes else []
+        names = list(all_methods) if args.methods is None else args.methods
+        order = [(reg, m) for key, reg in (("collapse", col), ("stable", st))
+                 if key in args.regimes for m in names]
         cfgs = {col: {**base, "target": "none", "n_steps": args.steps_collapse,
                       "diagnose_every": 50, "diagnose_points": 16},
                 st: {**base, "target": "polyak", "n_steps": args.steps_stable,

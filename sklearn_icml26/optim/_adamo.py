@@ -69,14 +69,11 @@ def orthogonality_residual(W):
     """
     M = W.reshape(W.shape[0], -1)
     r, c = M.shape
+    # (W W^T) W - W or W (W^T W) - W: two matrix products, the "- I" folded into addmm
     if r < c:
-        gram = M @ M.T
-        gram.diagonal().sub_(1.0)
-        res = gram @ M
+        res = torch.addmm(M, M @ M.T, M, beta=-1)
     else:
-        gram = M.T @ M
-        gram.diagonal().sub_(1.0)
-        res = M @ gram
+        res = torch.addmm(M, M, M.T @ M, beta=-1)
     return res.reshape(W.shape)
 
 
@@ -231,51 +228,98 @@ class AdamO(Optimizer):
             with torch.enable_grad():
                 loss = closure()
         for group in self.param_groups:
-            beta1, beta2 = group["betas"]
-            lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
-            kappa, tau, eps_r = group["kappa"], group["tau"], group["eps_r"]
-            ortho = group.get("orthogonalize", "auto")
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if p.grad.is_sparse:
-                    raise RuntimeError("AdamO does not support sparse gradients")
-                g_loss = p.grad
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = torch.tensor(0.0, dtype=torch.float32)
-                    state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-                    state["exp_avg_sq"] = torch.zeros_like(
-                        p, memory_format=torch.preserve_format)
-                exp_avg, exp_avg_sq, step_t = state["exp_avg"], state["exp_avg_sq"], state["step"]
-                # -- Adam, in torch's single-tensor order (kappa = 0 is Adam bit for bit) --
-                step_t += 1
-                grad = g_loss.add(p, alpha=wd) if wd != 0 else g_loss
-                exp_avg.lerp_(grad, 1 - beta1)
-                exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-                step = step_t.item()
-                bias_correction1 = 1 - beta1 ** step
-                bias_correction2 = 1 - beta2 ** step
-                step_size = lr / bias_correction1
-                denom = (exp_avg_sq.sqrt() / bias_correction2 ** 0.5).add_(eps)
-                delta = None
-                if kappa > 0 and _is_constrained(p, ortho):
-                    u = (exp_avg / denom).div_(bias_correction1)
-                    res = orthogonality_residual(p)
-                    delta = res.mul_(kappa * torch.linalg.vector_norm(u)
-                                     / (torch.linalg.vector_norm(res) + eps_r))
-                    budget = -tau * torch.clamp(torch.sum(g_loss * u), min=0.0)
-                    g_delta = torch.sum(g_loss * delta)
-                    ratio = torch.where(g_delta < budget, budget / g_delta,
-                                        torch.ones_like(g_delta))
-                    scale = torch.nan_to_num(ratio, nan=0.0).clamp_(0.0, 1.0)
-                    delta.mul_(scale)
-                    state["last_delta_norm"] = torch.linalg.vector_norm(delta).detach()
-                    state["last_budget_scale"] = scale.detach()
-                p.addcdiv_(exp_avg, denom, value=-step_size)
-                if delta is not None:
-                    p.add_(delta, alpha=-lr)
+            self._step_group(group)
         return loss
+
+    def _step_group(self, group):
+        """One step of one parameter group: Adam's update batched over tensors, then the
+        correction of the constrained blocks."""
+        beta1, beta2 = group["betas"]
+        lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
+        kappa = group["kappa"]
+        ortho = group.get("orthogonalize", "auto")
+        params, grads, exp_avgs, exp_avg_sqs, steps = [], [], [], [], []
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            if p.grad.is_sparse:
+                raise RuntimeError("AdamO does not support sparse gradients")
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = torch.tensor(0.0, dtype=torch.float32)
+                state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+            params.append(p)
+            grads.append(p.grad)
+            exp_avgs.append(state["exp_avg"])
+            exp_avg_sqs.append(state["exp_avg_sq"])
+            steps.append(state["step"])
+        if not params:
+            return
+        # -- Adam: torch's single-tensor operations in its order, each applied to the whole
+        # list at once (the same kernels per tensor, so kappa = 0 is Adam bit for bit) --
+        # (a CPU step count takes the tensor overload, as torch's Adam does, so that the 1 is
+        # not wrapped into a new tensor once per parameter)
+        if steps[0].is_cpu:
+            torch._foreach_add_(steps, torch.tensor(1.0), alpha=1.0)
+        else:
+            torch._foreach_add_(steps, 1)
+        moment_grads = torch._foreach_add(grads, params, alpha=wd) if wd != 0 else grads
+        torch._foreach_lerp_(exp_avgs, moment_grads, 1 - beta1)
+        torch._foreach_mul_(exp_avg_sqs, beta2)
+        torch._foreach_addcmul_(exp_avg_sqs, moment_grads, moment_grads, 1 - beta2)
+        del moment_grads
+        counts = [s.item() for s in steps]
+        bias_correction1 = [1 - beta1 ** t for t in counts]
+        denoms = torch._foreach_sqrt(exp_avg_sqs)
+        torch._foreach_div_(denoms, [(1 - beta2 ** t) ** 0.5 for t in counts])
+        torch._foreach_add_(denoms, eps)
+        blocks = ([i for i, p in enumerate(params) if _is_constrained(p, ortho)]
+                  if kappa > 0 else [])
+        # the correction is computed from the weights before Adam's update moves them
+        deltas = self._corrections(group, blocks, params, grads, exp_avgs, denoms,
+                                   bias_correction1) if blocks else []
+        torch._foreach_addcdiv_(params, exp_avgs, denoms, [-(lr / bc) for bc in bias_correction1])
+        if deltas:
+            torch._foreach_add_([params[i] for i in blocks], deltas, alpha=-lr)
+
+    def _corrections(self, group, blocks, params, grads, exp_avgs, denoms, bias_correction1):
+        """The budgeted corrections ``delta`` of the constrained blocks (in their order)."""
+        kappa, tau, eps_r = group["kappa"], group["tau"], group["eps_r"]
+        deltas = [orthogonality_residual(params[i]) for i in blocks]
+        # u = m_hat / (sqrt(v_hat) + eps) = (m / denom) / bias_correction1
+        quotients = torch._foreach_div([exp_avgs[i] for i in blocks], [denoms[i] for i in blocks])
+        norm_q = torch._foreach_norm(quotients)
+        norm_r = torch._foreach_norm(deltas)
+        g_q, g_r = [], []
+        for k, i in enumerate(blocks):
+            g = grads[i].reshape(-1)
+            g_q.append(torch.dot(g, quotients[k].reshape(-1)))
+            g_r.append(torch.dot(g, deltas[k].reshape(-1)))
+        del quotients
+        # the scalar algebra of all blocks sharing a device and dtype at once
+        by_kind = {}
+        for k, i in enumerate(blocks):
+            by_kind.setdefault((params[i].device, params[i].dtype), []).append(k)
+        for (device, dtype), ks in by_kind.items():
+            bc1 = torch.tensor([bias_correction1[blocks[k]] for k in ks], dtype=dtype,
+                               device=device)
+            n_u = torch.stack([norm_q[k] for k in ks]) / bc1
+            n_r = torch.stack([norm_r[k] for k in ks])
+            g_u = torch.stack([g_q[k] for k in ks]) / bc1
+            c0 = kappa * n_u / (n_r + eps_r)  # delta_0 = c0 r_t, ||delta_0|| <= kappa ||u||
+            g_d = c0 * torch.stack([g_r[k] for k in ks])  # <g, delta_0>
+            budget = -tau * torch.clamp(g_u, min=0.0)  # T = -tau max(<g, u>, 0)
+            ratio = torch.where(g_d < budget, budget / g_d, torch.ones_like(g_d))
+            scale = torch.nan_to_num(ratio, nan=0.0).clamp_(0.0, 1.0)
+            coef = c0 * scale
+            for k, c, s, dn in zip(ks, coef.unbind(), scale.unbind(), (coef * n_r).unbind(),
+                                   strict=True):
+                deltas[k].mul_(c)
+                state = self.state[params[blocks[k]]]
+                state["last_delta_norm"] = dn
+                state["last_budget_scale"] = s
+        return deltas
 
 
 #: Alias of :class:`AdamO` that tells it apart from the continual-learning "AdamO" of

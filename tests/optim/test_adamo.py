@@ -189,3 +189,44 @@ def test_bad_orthogonalize_option_and_alias():
         AdamO([{"params": [torch.nn.Parameter(torch.zeros(2, 2))], "orthogonalize": "yes"}])
     assert AdamOTD is AdamO
     assert "Rosseau" in AdamO.__doc__ and "2605.01968" in AdamO.__doc__
+
+
+def _reference_step(W, g, lr, kappa, tau, eps=1e-8, eps_r=1e-8, beta1=0.9, beta2=0.999):
+    """One AdamO step from fresh moments, written out from the formulas."""
+    m, v = (1 - beta1) * g, (1 - beta2) * g * g
+    u = (m / (1 - beta1)) / ((v / (1 - beta2)).sqrt() + eps)
+    M = W.reshape(W.shape[0], -1)
+    eye = torch.eye(min(M.shape), dtype=W.dtype)
+    r_t = ((M @ M.T - eye) @ M if M.shape[0] < M.shape[1] else M @ (M.T @ M - eye))
+    r_t = r_t.reshape(W.shape)
+    delta0 = kappa * torch.linalg.vector_norm(u) / (torch.linalg.vector_norm(r_t) + eps_r) * r_t
+    budget = -tau * max(float((g * u).sum()), 0.0)
+    g_d = float((g * delta0).sum())
+    scale = 1.0 if g_d >= budget else budget / g_d
+    return W - lr * (u + scale * delta0), scale
+
+
+@pytest.mark.parametrize("tau", [0.0, 0.05, 100.0])
+def test_one_step_known_answer_mixed_dtypes(tau):
+    # a float32 wide block, a float64 tall block and a bias in one group: each block gets the
+    # correction of its own formulas (scale match, budget) whatever the others' dtype
+    g = torch.Generator().manual_seed(4)
+    W1 = torch.nn.Parameter(torch.randn(3, 7, generator=g))
+    W2 = torch.nn.Parameter(torch.randn(9, 4, generator=g, dtype=torch.float64))
+    b = torch.nn.Parameter(torch.randn(5, generator=g))
+    grads = [torch.randn(p.shape, generator=g, dtype=p.dtype) for p in (W1, W2, b)]
+    expected = [_reference_step(p.detach(), gr, 0.01, 0.8, tau)
+                for p, gr in zip((W1, W2), grads[:2], strict=True)]
+    frozen = torch.nn.Parameter(torch.randn(4, 4, generator=g))  # no gradient: untouched
+    before = frozen.detach().clone()
+    opt = AdamO([W1, W2, b, frozen], lr=0.01, kappa=0.8, tau=tau)
+    for p, gr in zip((W1, W2, b), grads, strict=True):
+        p.grad = gr.clone()
+    opt.step()
+    for p, (w_new, scale) in zip((W1, W2), expected, strict=True):
+        tol = 1e-6 if p.dtype == torch.float32 else 1e-12
+        torch.testing.assert_close(p.detach(), w_new, rtol=tol, atol=tol)
+        np.testing.assert_allclose(float(opt.state[p]["last_budget_scale"]), scale,
+                                   rtol=1e-5)
+    assert "last_budget_scale" not in opt.state[b]
+    assert frozen not in opt.state and torch.equal(frozen.detach(), before)
