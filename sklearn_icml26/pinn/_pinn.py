@@ -33,16 +33,26 @@ _SOLVERS = ("adam", "lbfgs", "adam+lbfgs", "lstsq")
 # training pieces on the adapter
 # ---------------------------------------------------------------------------------------------
 class _ResidualModule(nn.Module):
-    """Wraps the network: ``forward(x, mask, target)`` returns the masked residuals (n, K)."""
+    """Wraps the network: ``forward(x, mask, target)`` returns the masked residuals (n, K).
 
-    def __init__(self, net, problem, has_data):
+    Training is full-batch, so the adapter receives the whole collocation set packed as one
+    sample (``x`` of shape ``(1, n * n_inputs)``, ``mask`` ``(1, n * K)``, ``target``
+    ``(1, n * n_outputs)``): its data loader then fetches one row per step instead of
+    collating ``n`` rows one by one, which dominated the cost of an Adam step.
+    """
+
+    def __init__(self, net, problem, has_data, n_inputs, n_terms, n_outputs):
         super().__init__()
         self.net = net
         self.problem = problem
         self.has_data = has_data
+        self.shape = (n_inputs, n_terms, n_outputs)
 
     def forward(self, x, mask, target):
-        y = target if self.has_data else None
+        n_inputs, n_terms, n_outputs = self.shape
+        x = x.reshape(-1, n_inputs)
+        mask = mask.reshape(-1, n_terms)
+        y = target.reshape(-1, n_outputs) if self.has_data else None
         return batched_residuals(self.net, self.problem, x, mask, y)
 
 
@@ -57,7 +67,8 @@ class _TermLoss(nn.Module):
     def forward(self, rho, y_true=None):
         per_point = (rho**2 * self.coefs.to(rho.dtype)).sum(dim=1)
         self.trace.append(float(per_point.detach().mean()))
-        return per_point
+        # one packed sample: the adapter averages its trailing axis, i.e. over the points
+        return per_point[None, :]
 
 
 def _lbfgs_factory(max_iter):
@@ -317,13 +328,17 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         return cls
 
     def _build_module(self, n_features_in, n_outputs):
+        # the adapter sees the packed sample (n_features_in = n * n_inputs); the network
+        # takes one point per row
+        n_features_in = self.n_features_in_
         net = _MLP(n_features_in, tuple(self.hidden_layer_sizes), n_outputs, self.activation,
                    self._shift, self._scale,
                    None if self.feature_scale is None else float(self.feature_scale))
         if not self.train_hidden:
             for p in net.hidden.parameters():
                 p.requires_grad_(False)
-        return _ResidualModule(net, self.problem, self._has_data)
+        return _ResidualModule(net, self.problem, self._has_data, n_features_in,
+                               self._n_terms, n_outputs)
 
     def _build_criterion(self):
         return _TermLoss(self._coefs)
@@ -516,6 +531,7 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         else:
             coefs = self.loss_weights_ * n
         self._coefs = coefs
+        self._n_terms = mask.shape[1]
         target = np.zeros((n, self.n_outputs_)) if y_fit is None else np.nan_to_num(y_fit)
         self.X_train_ = X
         self.y_train_ = y2
@@ -527,15 +543,17 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
             else:
                 self._fit_adapter(X, mask, target)
         finally:
-            for name in ("_shift", "_scale", "_coefs", "_has_data"):
+            for name in ("_shift", "_scale", "_coefs", "_has_data", "_n_terms"):
                 self.__dict__.pop(name, None)
         return self
 
     def _fit_adapter(self, X, mask, target):
         dtype = self._torch_dtype
-        extra = {"mask": mask.astype(self._as_input(X).dtype),
-                 "target": self._as_input(target)}
-        self._fit_net(X, np.zeros((X.shape[0], 1), dtype=self._as_input(X).dtype),
+        # the whole collocation set as one sample (see _ResidualModule)
+        Xa = self._as_input(X)
+        extra = {"mask": mask.astype(Xa.dtype).reshape(1, -1),
+                 "target": self._as_input(target).reshape(1, -1)}
+        self._fit_net(Xa.reshape(1, -1), np.zeros((1, 1), dtype=Xa.dtype),
                       n_outputs=self.n_outputs_, extra_inputs=extra)
         net = self.net_
         self.module_ = net.module_.net.to(dtype)
