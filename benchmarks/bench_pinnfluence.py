@@ -4,7 +4,8 @@ Method: Naujoks, Krasowski, Weckbecker, Yolcu, Wiegand, Lapuschkin, Samek, Klaus
 "PINNfluence: Interpreting PINNs through Influence Functions", ICML 2026, arXiv:2409.08958.
 
 Problems: the forced heat equation (``heat_1d``) and drift-diffusion with alpha = 1, beta = 20
-(``drift_diffusion_1d``), both with a 2-32-32-32-1 tanh network (float64, Adam then L-BFGS).
+(``drift_diffusion_1d``), with the authors' tanh networks: 2-32-32-32-1 for heat and
+2-64-64-64-1 for drift-diffusion (float64, Adam then L-BFGS).
 "Good" PINNs train on 1000 domain / 100 boundary / 100 initial points (scrambled Halton);
 "bad" ones on 10/2/2 (heat) and 200/20/20 (drift-diffusion). For every problem, configuration
 and seed the benchmark records:
@@ -25,6 +26,10 @@ with ``f_-i - f`` on 500 test points.
 ``--quick``: heat only, 100/10/10 vs 10/2/2 points, 100 Adam steps, Arnoldi(50, 20), one seed,
 no anchors and no leave-one-out. ``--adam``, ``--lbfgs``, ``--seeds``, ``--loo-seeds`` and the
 ``--no-*`` switches reduce the protocol; the result file's protocol string says what ran.
+Tasks run in priority order (one seed's good/bad pairs and anchors before the next seed), so a
+run stopped early keeps complete pairs; with ``--partial-dir`` each finished task is saved,
+``--only`` runs a subset (e.g. to split the work over two processes) and ``--collect-only``
+assembles what finished.
 """
 
 import json
@@ -63,6 +68,8 @@ POINTS = {("heat_1d", "good"): (1000, 100, 100), ("heat_1d", "bad"): (10, 2, 2),
 QUICK_POINTS = {("heat_1d", "good"): (100, 10, 10), ("heat_1d", "bad"): (10, 2, 2)}
 DIAGNOSTICS = ("pde_fraction", "cancellation", "directionality_excess")
 PUBLISHED_DEEPXDE_L2 = 1.5e-3  # DeepXDE 1.15.0 on heat_1d, Adam 3000 + L-BFGS 500, one thread
+# the authors' widths: 2-32-32-32-1 (heat / "diffusion"), 2-64-64-64-1 (drift-diffusion)
+HIDDEN = {"heat_1d": (32, 32, 32), "drift_diffusion_1d": (64, 64, 64)}
 
 
 def _grid(problem, n):
@@ -86,7 +93,7 @@ def run_case(name, config, seed, settings):
     problem = PROBLEMS[name]()
     points = settings["points"][(name, config)]
     X = make_pde_collocation(problem, *points, random_state=seed)
-    pinn, fit_s = _fit(problem, X, seed, settings)
+    pinn, fit_s = _fit(problem, X, seed, settings, hidden=HIDDEN[name])
     grid = _grid(problem, 100)
     res = np.abs(pinn.residuals(grid)[:, 0])
     inf = PINNInfluence(pinn, hessian="arnoldi", arnoldi_dim=settings["arnoldi"][0],
@@ -108,7 +115,8 @@ def run_case(name, config, seed, settings):
     bins = np.minimum((t - t.min()) / np.ptp(t) * 5, 4.999).astype(int)
     row = {
         "dataset": name, "method": METHOD, "config": config, "seed": seed,
-        "n_points": list(points), "n_params": inf.n_params_,
+        "n_points": list(points), "hidden_layer_sizes": list(HIDDEN[name]),
+        "n_params": inf.n_params_,
         "relative_l2": pinn.relative_l2_error(grid),
         "final_loss": float(pinn.loss_history_[-1]), "n_iter": pinn.n_iter_,
         "residual_mean": float(res.mean()), "residual_max": float(res.max()),
@@ -335,12 +343,76 @@ def targets(rows, summary_rows, settings):
     return out
 
 
+def _fmt(values):
+    return ", ".join(f"{v:.3g}" for v in values)
+
+
+def _outcome_notes(rows, summary):
+    """What this run shows, written from its numbers (so the notes match the rows)."""
+    notes = []
+    for name in PROBLEMS:
+        sel = {c: sorted([r for r in rows if r.get("dataset") == name and r.get("config") == c
+                          and r["method"] == METHOD], key=lambda r: r["seed"])
+               for c in ("good", "bad")}
+        if not sel["good"] and not sel["bad"]:
+            continue
+        net = "-".join(map(str, (2, *HIDDEN[name], 1)))
+        text = f"{name} ({net}): relative L2 "
+        text += "; ".join(f"{c} {_fmt([r['relative_l2'] for r in sel[c]])} (seeds "
+                          f"{[r['seed'] for r in sel[c]]})" for c in ("good", "bad") if sel[c])
+        text += "."
+        row = next((r for r in summary if r["dataset"] == f"{name} good vs bad"), None)
+        if row is not None:
+            g = row["residual_mean_diff_per_seed"]
+            sep = row["residual_map_separates"]
+            verdict = {True: "already separates", False: "does not separate",
+                       None: "cannot be judged (one seed) on whether it separates"}[sep]
+            ratios = [a / b for a, b in zip(
+                [r["residual_mean"] for r in sel["good"] if r["seed"] in row["seeds"]],
+                [r["residual_mean"] for r in sel["bad"] if r["seed"] in row["seeds"]],
+                strict=False)]
+            same = [k for k, v in row["diagnostics_same_direction"].items() if v]
+            text += (f" The residual map alone {verdict} the good from the failed PINNs (mean "
+                     f"|PDE residual| good/bad per seed {_fmt(ratios)}; good minus bad "
+                     f"{_fmt(g)}). Influence diagnostics with one sign of good minus bad on "
+                     f"every seed ({len(row['seeds'])}): "
+                     f"{', '.join(same) if same else 'none'} "
+                     f"({row['n_diagnostics_same_direction']} of {len(DIAGNOSTICS)}).")
+        notes.append(text)
+    dde_rows = [r for r in rows if r["method"] == "deepxde" and "relative_l2" in r]
+    if dde_rows:
+        notes.append(f"DeepXDE {dde_rows[0]['version']} (pytorch backend, same network, points "
+                     f"and schedule) on heat_1d: relative L2 "
+                     f"{_fmt([r['relative_l2'] for r in dde_rows])} (seeds "
+                     f"{[r['seed'] for r in dde_rows]}), "
+                     f"{_fmt([r['fit_seconds'] for r in dde_rows])} s per fit.")
+    else:
+        notes.append(f"DeepXDE was not run here; its published-protocol accuracy on heat_1d is "
+                     f"relative L2 {PUBLISHED_DEEPXDE_L2} (DeepXDE 1.15.0, Adam 3000 + L-BFGS "
+                     f"500, one thread).")
+    ex = [r for r in rows if r["method"] == "PINNInfluence(hessian='exact')"]
+    if ex:
+        notes.append(f"Exact Hessian at {ex[0]['n_params']} parameters (2-32-32-32-1, 1,200 "
+                     f"points, one torch thread): {ex[0]['hessian_seconds']:.0f} s; "
+                     f"hessian='auto' uses the exact Hessian up to 1,000 parameters and "
+                     f"Arnoldi above.")
+    else:
+        notes.append("Exact Hessian not timed in this run; the development measurement with "
+                     "this code on the same machine (shared, load about 30, one torch thread) "
+                     "was 296 s at 2,241 parameters (2-32-32-32-1, 1,200 points) against 29 s "
+                     "for Arnoldi(200, 50), and 3.0 s at 337 parameters (2-16-16-1, 240 "
+                     "points); hence hessian='auto' switches to Arnoldi above 1,000 "
+                     "parameters.")
+    return notes
+
+
 def _protocol(settings, quick):
     if quick:
         return ("quick: heat_1d only, 100/10/10 (good) vs 10/2/2 (bad) points, 100 Adam steps, "
                 "Arnoldi(50, 20), seed 0, 15 x 15 diagnostic grid; no anchors, no leave-one-out.")
     pts = "; ".join(f"{n} {c}: {p[0]}/{p[1]}/{p[2]}" for (n, c), p in settings["points"].items())
-    return (f"2-32-32-32-1 tanh PINN, float64, {settings['solver']} with {settings['adam']} Adam "
+    return (f"tanh PINNs, 2-32-32-32-1 (heat_1d) and 2-64-64-64-1 (drift_diffusion_1d), "
+            f"float64, {settings['solver']} with {settings['adam']} Adam "
             f"steps (lr 1e-3) and up to {settings['lbfgs']} L-BFGS iterations; collocation "
             f"(domain/boundary/initial, scrambled Halton, seeded): {pts}; seeds "
             f"{settings['seeds']} (drift_diffusion_1d: {settings['seeds_drift']}); relative L2 "
@@ -372,6 +444,10 @@ def main(argv=None):
     parser.add_argument("--note", default="", help="protocol note (e.g. what was reduced)")
     parser.add_argument("--collect-only", action="store_true",
                         help="assemble the finished tasks of --partial-dir, run nothing")
+    parser.add_argument("--machine-note", default="",
+                        help="a note on the machine during the run (e.g. its load average)")
+    parser.add_argument("--only", nargs="+", default=None,
+                        help="task keys to run (e.g. case_heat_1d_good_0 deepxde_1 captum)")
     args = parser.parse_args(argv)
     quick = args.quick
     if quick:
@@ -386,19 +462,27 @@ def main(argv=None):
                         loo_seeds=args.loo_seeds, loo_bad_seeds=args.loo_bad_seeds,
                         deepxde_seeds=args.deepxde_seeds, captum_arnoldi=(60, 20),
                         note=args.note)
-    # longest tasks first, so the parallel run does not end on one long task
-    tasks = [("loo", (seed, "good")) for seed in settings["loo_seeds"]]
-    tasks += [("deepxde", (seed,)) for seed in settings["deepxde_seeds"]]
+    # priority order: seed by seed, the good/bad pairs of each problem and the DeepXDE anchor,
+    # then the influence anchors and timings, then leave-one-out (report-only), so that a
+    # run stopped early keeps complete pairs
+    names = list(dict.fromkeys(n for n, _ in settings["points"]))
+    seeds_of = {n: settings["seeds_drift"] if n == "drift_diffusion_1d" else settings["seeds"]
+                for n in names}
+    tasks = []
+    for seed in sorted({s for n in names for s in seeds_of[n]} | set(settings["deepxde_seeds"])):
+        for name in names[::-1]:  # drift-diffusion first: its good configuration is the doubt
+            if seed in seeds_of[name]:
+                tasks += [("case", (name, "good", seed)), ("case", (name, "bad", seed))]
+        if seed in settings["deepxde_seeds"]:
+            tasks.append(("deepxde", (seed,)))
+    if not quick and not args.no_captum:
+        tasks.append(("captum", ()))
     if not quick and not args.no_exact_timing:
         tasks.append(("exact_timing", ()))
-    names = list(dict.fromkeys(n for n, _ in settings["points"]))
-    for j, name in enumerate(names):
-        seeds = settings["seeds_drift"] if name == "drift_diffusion_1d" else settings["seeds"]
-        tasks += [("case", (name, "good", seed)) for seed in seeds]
-        tasks += [("case", (name, "bad", seed)) for seed in seeds]
-        if j == 0 and not quick and not args.no_captum:
-            tasks.append(("captum", ()))
     tasks += [("loo", (seed, "bad")) for seed in settings["loo_bad_seeds"]]
+    tasks += [("loo", (seed, "good")) for seed in settings["loo_seeds"]]
+    if args.only:
+        tasks = [t for t in tasks if "_".join([t[0], *map(str, t[1])]) in args.only]
     partial = Path(args.partial_dir) if args.partial_dir else None
     if partial is not None:
         partial.mkdir(parents=True, exist_ok=True)
@@ -445,27 +529,17 @@ def main(argv=None):
         "1e-4 after damping 1e-3 (negative Ritz values are dropped).",
         "The residual map 'separates' a good/bad pair when the ranges over seeds of the mean "
         "|PDE residual| on the 100 x 100 grid do not overlap (null with a single seed).",
-        "Outcome: on heat_1d the residual map alone already separates good from failed PINNs "
-        "(mean |PDE residual| good/bad about 0.004 on every seed), and only the mean "
-        "cancellation (lower for the good PINNs) differs in the same direction on all three "
-        "seeds; the PDE loss fraction and the directionality excess change sign between seeds. "
-        "On drift_diffusion_1d (beta = 20) the 'good' configuration did not train at this "
-        "budget and width (relative L2 0.56 against 0.48 for the 'bad' one; the authors use a "
-        "2-64-64-64-1 network), so that pair compares two failed PINNs.",
         "A diagnostic 'differs in the same direction' when good minus bad has one sign on every "
         "seed: PDE loss fraction, mean cancellation, mean directionality minus point share.",
-        f"DeepXDE's published-protocol anchor for context: relative L2 {PUBLISHED_DEEPXDE_L2} "
-        "(DeepXDE 1.15.0, Adam 3000 + L-BFGS 500, one thread).",
         "Leave-one-out correlations are reported only: with three dropped points per seed on a "
         "non-convex network they are noisy, and the plain influence function is not the "
         "leave-one-out change even for a linear model.",
         "Seconds: wall time of one process with one torch thread on a machine shared with other "
         "jobs (timings are upper bounds).",
-        "Exact Hessian (development measurement with this code on the same shared machine, one "
-        "torch thread): 2,241 parameters (2-32-32-32-1, 1,200 points) 296 s, against 29 s for "
-        "Arnoldi(200, 50); 337 parameters (2-16-16-1, 240 points) 3.0 s. Hence "
-        "hessian='auto' switches to Arnoldi above 1,000 parameters.",
     ]
+    notes += _outcome_notes(rows, summary)
+    if args.machine_note:
+        notes.append(args.machine_note)
     path = write_results("pinnfluence", rows, quick, args.output, targets=tg,
                          protocol=_protocol(settings, quick), notes=notes)
     print(markdown_table([r for r in rows if r.get("config") in ("good", "bad")

@@ -243,6 +243,24 @@ def test_lbfgs_improves_on_adam():
     assert only.n_iter_ <= 40 and only.loss_history_[-1] < only.loss_history_[0]
 
 
+def test_training_objective_is_weighted_mean_per_term():
+    # the whole collocation set reaches the adapter as one packed sample; the recorded
+    # objective must still be sum_k w_k mean_{i in S_k} rho_k^2 (Adam is nearly blind to a
+    # wrong scale, so check the value: a tiny step leaves the parameters where they were)
+    problem = heat_1d()
+    X = make_pde_collocation(problem, 50, 7, 9, random_state=3)
+    pinn = PINNRegressor(problem, hidden_layer_sizes=(6,), solver="adam", n_iter_adam=2,
+                         lr=1e-14, loss_weights={"ic": 3.0}, random_state=0).fit(X)
+    rho = pinn.residuals(X)
+    M = pinn.point_terms_
+    expected = sum(w * (rho[M[:, k], k] ** 2).mean()
+                   for k, w in enumerate(pinn.loss_weights_))
+    assert pinn.loss_history_.shape == (2,)
+    np.testing.assert_allclose(pinn.loss_history_[-1], expected, rtol=1e-9)
+    # ... and it is the loss the optimiser differentiates (skorch's train_loss)
+    np.testing.assert_allclose(pinn.net_.history[-1, "train_loss"], expected, rtol=1e-9)
+
+
 def test_data_term_and_loss_weights():
     problem = heat_1d()
     X = make_pde_collocation(problem, 40, 6, 6, random_state=0)
