@@ -446,6 +446,9 @@ def main(argv=None):
                         help="assemble the finished tasks of --partial-dir, run nothing")
     parser.add_argument("--machine-note", default="",
                         help="a note on the machine during the run (e.g. its load average)")
+    parser.add_argument("--task-file", default=None,
+                        help="with --partial-dir: a file of task keys, re-read before each task "
+                             "(run in its order; edit it to steer a long run)")
     parser.add_argument("--only", nargs="+", default=None,
                         help="task keys to run (e.g. case_heat_1d_good_0 deepxde_1 captum)")
     args = parser.parse_args(argv)
@@ -484,6 +487,8 @@ def main(argv=None):
     if args.only:
         tasks = [t for t in tasks if "_".join([t[0], *map(str, t[1])]) in args.only]
     partial = Path(args.partial_dir) if args.partial_dir else None
+    if args.task_file and partial is None:
+        parser.error("--task-file needs --partial-dir")
     if partial is not None:
         partial.mkdir(parents=True, exist_ok=True)
 
@@ -510,7 +515,23 @@ def main(argv=None):
             (partial / f"{key}.json").write_text(json.dumps(result, default=float))
         return result
 
-    results = Parallel(n_jobs=args.n_jobs)(delayed(run)(k, a) for k, a in tasks)
+    if args.task_file:
+        # steerable run: before each task, re-read the file and run its first unfinished key
+        # (results kept in --partial-dir); then assemble every finished task of the protocol
+        by_key = {"_".join([k, *map(str, a)]): (k, a) for k, a in tasks}
+        tried = set()
+        while True:
+            wanted = [line.strip() for line in Path(args.task_file).read_text().splitlines()]
+            todo = [k for k in wanted if k in by_key and k not in tried
+                    and not (partial / f"{k}.json").exists()]
+            if not todo:
+                break
+            tried.add(todo[0])
+            run(*by_key[todo[0]])
+        args.collect_only = True
+        results = [run(k, a) for k, a in tasks]
+    else:
+        results = Parallel(n_jobs=args.n_jobs)(delayed(run)(k, a) for k, a in tasks)
     rows = [r for block in results for r in block]
     summary, _ = summarise(rows, settings["seeds"])
     rows += summary
