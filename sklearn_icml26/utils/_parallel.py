@@ -95,8 +95,24 @@ class Parallel(_sk_parallel.Parallel):
     """scikit-learn's ``Parallel`` that issues the tasks' warnings again in the caller.
 
     Accepts every argument of :class:`sklearn.utils.parallel.Parallel` (``return_as`` included:
-    with a generator the warnings of a task are issued when its result is consumed).
+    with a generator the warnings of a task are issued when its result is consumed). Under a
+    joblib backend that cannot return generators (ray's ``"ray"`` backend), a requested
+    generator is collected as a list and returned as an iterator over it, so the same code
+    runs on every backend.
     """
+
+    def __init__(self, *args, **kwargs):
+        self._list_as_iterator = False
+        try:
+            super().__init__(*args, **kwargs)
+        except ValueError as exc:
+            if "does not support return_as" not in str(exc):
+                raise
+            kwargs["return_as"] = "list"
+            if len(args) > 3:  # return_as is joblib's fourth positional parameter
+                args = args[:3] + ("list",) + args[4:]
+            super().__init__(*args, **kwargs)
+            self._list_as_iterator = True
 
     def __call__(self, iterable):
         output = super().__call__(iterable)
@@ -104,7 +120,8 @@ class Parallel(_sk_parallel.Parallel):
         # as a sequential loop over the same code would
         registry = {}
         if self.return_as == "list":
-            return [_unwrap(result, registry) for result in output]
+            values = [_unwrap(result, registry) for result in output]
+            return iter(values) if self._list_as_iterator else values
         return (_unwrap(result, registry) for result in output)
 
 

@@ -55,3 +55,27 @@ def test_plain_function_is_refused():
 
     with pytest.raises(TypeError, match="wrapped by sklearn_icml26.utils._parallel.delayed"):
         Parallel(n_jobs=1)(sk_delayed(abs)(-1) for _ in range(1))
+
+
+def test_generator_request_runs_on_a_backend_without_generators():
+    # ray's joblib backend cannot return generators; such a backend gets a list, iterated
+    import joblib
+    from joblib._parallel_backends import ThreadingBackend
+
+    class NoGeneratorBackend(ThreadingBackend):
+        supports_return_generator = False
+
+    joblib.register_parallel_backend("no_generator_test", NoGeneratorBackend)
+
+    def noisy(x):
+        warnings.warn(f"task {x}", UserWarning, stacklevel=1)
+        return x * x
+
+    with pytest.raises(ValueError, match="does not support return_as"):  # joblib's own refusal
+        with joblib.parallel_config(backend="no_generator_test"):
+            joblib.Parallel(n_jobs=2, return_as="generator")
+    with joblib.parallel_config(backend="no_generator_test"):
+        with pytest.warns(UserWarning, match="task 3"):  # issued as the list is collected
+            out = Parallel(n_jobs=2, return_as="generator")(delayed(noisy)(x) for x in range(4))
+        assert not isinstance(out, list)
+        assert list(out) == [0, 1, 4, 9]
