@@ -19,17 +19,24 @@ Excess risk = mean of (f_hat - f)^2 on 4,096 fresh points; its slope against n b
 minimax and derived rates.
 
 ``--quick``: the Weierstrass function only, L in {1, 2}, 256 training points, 10 epochs,
-n in {256, 512}. The full protocol (A: 4,096 training points, 2 seeds, 200 epochs;
-B: 2 seeds) does not fit an hour on one shared core; the defaults here are the reduced
-protocol that was run (A: 1,024 training points, 1 seed, 150 epochs; B: 1 seed, 100 epochs;
-``--n-train-a``, ``--epochs-a``, ``--seeds-a``, ``--epochs-b``, ``--seeds-b`` restore it; the
-protocol text of the result file says what ran)::
+n in {256, 512}. The defaults are the full protocol (A: 4,096 training points, 2 seeds, 200
+epochs; B: 2 seeds, 100 epochs). ``--functions-a`` / ``--functions-b`` (``kind:d0:alpha``, none
+to skip a part), ``--seeds-a`` / ``--seeds-b``, ``--n-train-a`` and the epoch options run part
+of it; the result file is rewritten after every depth (A) and every n (B), so a stopped run
+leaves its finished rows. ``--merge`` combines result files arm by arm (a later file's arm
+replaces an earlier one's; part B rows of new seeds are pooled with the earlier seeds), and the
+protocol text of the result file names every arm that ran below the full protocol::
 
-    python benchmarks/bench_holder_transformer.py --n-train-a 4096 --epochs-a 200 \
-        --seeds-a 0 1 --seeds-b 0 1
+    python benchmarks/bench_holder_transformer.py --functions-a radial:1:1 --functions-b \
+        --output a_radial.json
+    python benchmarks/bench_holder_transformer.py --merge old.json a_radial.json \
+        --output benchmarks/results/holder_transformer.json
 """
 
+import json
 import math
+import os
+import re
 import sys
 import time
 import warnings
@@ -104,7 +111,7 @@ def _fit_timed(model, X, y):
 
 
 # -- part A -------------------------------------------------------------------------------------
-def bench_depth(functions, depths, n_train, epochs, seeds, log):
+def bench_depth(functions, depths, n_train, epochs, seeds, log, checkpoint=None):
     rows = []
     for kind, d0, alpha in functions:
         label = "A " + _label(kind, d0, alpha)
@@ -127,15 +134,21 @@ def bench_depth(functions, depths, n_train, epochs, seeds, log):
                     sec, mem = _fit_timed(model, Xtr, ytr)
                     rmse = float(np.sqrt(np.mean((model.predict(Xte) - yte) ** 2)))
                     sup = float(np.max(np.abs(model.predict(grid) - fgrid)))
-                    per_seed.append((rmse, sup, sec, mem))
+                    per_seed.append((rmse, sup, sec, mem, os.getloadavg()[0]))
                     log(f"{label} L={L} {method} seed={s}: rmse={rmse:.4f} sup={sup:.4f} "
-                        f"({sec:.1f} s)")
+                        f"({sec:.1f} s, load {per_seed[-1][4]:.1f})")
                 arr = np.array(per_seed)
                 rows.append({"dataset": f"{label} L={L}", "method": method, "L": L,
                              "rmse": float(arr[:, 0].mean()), "sup_error": float(arr[:, 1].mean()),
-                             "rmse_per_seed": arr[:, 0].tolist(), "seeds": list(seeds),
+                             "rmse_per_seed": arr[:, 0].tolist(),
+                             "sup_error_per_seed": arr[:, 1].tolist(), "seeds": list(seeds),
+                             "n_train": n_train, "epochs": epochs,
                              "fit_seconds": float(arr[:, 2].mean()),
+                             "fit_seconds_per_seed": arr[:, 2].tolist(),
+                             "load_average_per_seed": arr[:, 4].tolist(),
                              "peak_memory_mb": float(arr[:, 3].max())})
+                if checkpoint is not None:
+                    checkpoint(rows)
     return rows
 
 
@@ -176,7 +189,7 @@ def _knn_k(n, d0, alpha):
     return int(math.ceil(n ** (2 * alpha / (2 * alpha + d0))))
 
 
-def bench_risk(functions, sizes, epochs, seeds, log):
+def bench_risk(functions, sizes, epochs, seeds, log, checkpoint=None):
     rows = []
     for kind, d0, alpha in functions:
         label = "B " + _label(kind, d0, alpha)
@@ -204,15 +217,21 @@ def bench_risk(functions, sizes, epochs, seeds, log):
                     extra = {"n_blocks": model.n_blocks_} if method == METHOD else {}
                     if method == "sklearn.KNeighborsRegressor":
                         extra = {"k": model.n_neighbors}
-                    per.setdefault(method, []).append((risk, sec, mem, extra))
-                    log(f"{label} n={n} {method} seed={s}: risk={risk:.5f} ({sec:.1f} s)")
+                    per.setdefault(method, []).append((risk, sec, mem, extra,
+                                                       os.getloadavg()[0]))
+                    log(f"{label} n={n} {method} seed={s}: risk={risk:.5f} ({sec:.1f} s, "
+                        f"load {per[method][-1][4]:.1f})")
             for method, vals in per.items():
                 risks = [v[0] for v in vals]
                 rows.append({"dataset": f"{label} n={n}", "method": method, "n": n,
                              "excess_risk": float(np.mean(risks)), "risk_per_seed": risks,
-                             "seeds": list(seeds), **vals[0][3],
+                             "seeds": list(seeds), "epochs": epochs, **vals[0][3],
                              "fit_seconds": float(np.mean([v[1] for v in vals])),
+                             "fit_seconds_per_seed": [v[1] for v in vals],
+                             "load_average_per_seed": [v[4] for v in vals],
                              "peak_memory_mb": float(max(v[2] for v in vals))})
+            if checkpoint is not None:
+                checkpoint(rows)
     return rows
 
 
@@ -283,15 +302,154 @@ def _winners(summary):
     return notes
 
 
+FULL = {"A": {"n_train": 4096, "epochs": 200, "seeds": 2}, "B": {"epochs": 100, "seeds": 2}}
+
+NOTES = [
+    "Slopes are OLS fits of log error on log L (A, per-seed points pooled) or log mean "
+    "risk on log n (B); SE is the OLS standard error. A fits on the L whose RMSE is "
+    "above 2x the RMSE at the largest L when at least 3 remain, else on all L "
+    "(slope_rule, L_used).",
+    "The bracket [-4 alpha/d0, -alpha/d0] and the rates are derived from the paper's "
+    "block bounds with unknown constants; the architecture was not tuned to them.",
+    "sup_error is on a 10,000-point grid of [0, 1] for d0 = 1 and the max over the "
+    "4,096 test points for d0 = 2. norm=None (no LayerNorm) in every fit.",
+    "fit_seconds: wall time on a 2-core machine shared with other jobs, one torch thread "
+    "(load_average_per_seed: the 1-minute load average after each fit). The transformer's "
+    "fits are timed without tracemalloc (which doubles a torch loop's time); its "
+    "peak_memory_mb is that of a traced one-epoch fit of the same setting.",
+    "The wavelet kind replaces the radial one in the d0 = 2 arms at alpha = 0.5; at "
+    "alpha = 1 the radial function stays, since the wavelet and Weierstrass sums are "
+    "not exactly Lipschitz (log factor).",
+]
+
+
+def _function(text):
+    """``kind:d0:alpha`` -> (kind, d0, alpha)."""
+    kind, d0, alpha = text.split(":")
+    return kind, int(d0), float(alpha)
+
+
+def _arm_settings(rows):
+    """{(part, label): {"n_train", "epochs", "seeds"}} of the transformer rows."""
+    arms = {}
+    for r in rows:
+        if r["method"] != METHOD or r["dataset"].endswith(" slope"):
+            continue
+        part, rest = r["dataset"].split(" ", 1)
+        label = rest.rsplit(" ", 1)[0]
+        arms.setdefault((part, label), {"n_train": r.get("n_train"), "epochs": r["epochs"],
+                                        "seeds": r["seeds"]})
+    return arms
+
+
+def describe_protocol(rows, quick, depths, sizes):
+    """Protocol text of ``rows``, arm by arm, naming every arm run below the full protocol."""
+    arms = _arm_settings(rows)
+    a = [f"{label}: {v['n_train']} training points, {v['epochs']} epochs, seeds {v['seeds']}"
+         for (part, label), v in arms.items() if part == "A"]
+    b = [f"{label}: {v['epochs']} epochs, seeds {v['seeds']}"
+         for (part, label), v in arms.items() if part == "B"]
+    reduced = [label + f" ({part})" for (part, label), v in arms.items()
+               if len(v["seeds"]) < FULL[part]["seeds"] or v["epochs"] < FULL[part]["epochs"]
+               or (part == "A" and v["n_train"] < FULL["A"]["n_train"])]
+    text = (f"{'QUICK: ' if quick else ''}(A) error vs depth, noise-free, {N_TEST} test points, "
+            f"L in {depths}; " + "; ".join(a) + "; anchor MLPRegressor((32,)*L, max_iter="
+            "epochs). (B) risk vs n, sigma=" + f"{NOISE}, n in {sizes}; " + "; ".join(b)
+            + "; anchors KNN(k=ceil(n^(2a/(2a+d0)))), MLPRegressor((64, 64), "
+            "early_stopping=True), HistGradientBoostingRegressor(). Estimator defaults "
+            "otherwise (d_model=32, 2 heads, d_ff=64, norm=None, Adam 1e-3, batch 128, float32).")
+    if not quick:
+        text += (" Full protocol: (A) 4096 training points, 2 seeds, 200 epochs; (B) 2 seeds, "
+                 "100 epochs (the cap for B). ")
+        text += ("REDUCED arms: " + "; ".join(reduced) + "." if reduced
+                 else "Every arm ran the full protocol.")
+    return text
+
+
+def summarize(rows):
+    """Summary rows, targets and winner notes of the part A and B rows present in ``rows``."""
+    arms = _arm_settings(rows)
+    fa = [f for f in FUNCTIONS_A if ("A", _label(*f)) in arms]
+    fb = [f for f in FUNCTIONS_B if ("B", _label(*f)) in arms]
+    summary = depth_summary(rows, fa, DEPTHS) + risk_summary(rows, fb)
+    return summary, targets(summary), _winners(summary)
+
+
+def _pool_seeds(old, new):
+    """One row of part B from two runs on disjoint seeds (same n and epochs)."""
+    per_sec = lambda r: r.get("fit_seconds_per_seed", [r["fit_seconds"]] * len(r["seeds"]))  # noqa: E731
+    per_load = lambda r: r.get("load_average_per_seed", [None] * len(r["seeds"]))  # noqa: E731
+    risks = old["risk_per_seed"] + new["risk_per_seed"]
+    secs = per_sec(old) + per_sec(new)
+    return {**new, "excess_risk": float(np.mean(risks)), "risk_per_seed": risks,
+            "seeds": old["seeds"] + new["seeds"], "fit_seconds": float(np.mean(secs)),
+            "fit_seconds_per_seed": secs, "load_average_per_seed": per_load(old) + per_load(new),
+            "peak_memory_mb": max(old["peak_memory_mb"], new["peak_memory_mb"])}
+
+
+def merge_results(paths):
+    """Rows of several result files: a later file's arm replaces an earlier one's, except
+    that part B rows on new seeds (same epochs) are pooled with the earlier seeds."""
+    table = {}
+    for path in paths:
+        payload = json.loads(Path(path).read_text())
+        protocol = payload.get("protocol", "")
+        # files written before the rows carried their settings: read them off the protocol
+        m_a = re.search(r"(\d+) training / \d+ test points, L in \[[^\]]*\], seeds (\[[^\]]*\]), "
+                        r"(\d+) epochs", protocol)
+        m_b = re.search(r"\(B\).*?seeds \[[^\]]*\], (\d+) epochs", protocol)
+        for r in payload["rows"]:
+            if r["dataset"].endswith(" slope"):
+                continue
+            r = dict(r)
+            if r["dataset"].startswith("A ") and "epochs" not in r and m_a:
+                r.setdefault("n_train", int(m_a.group(1)))
+                r["epochs"] = int(m_a.group(3))
+            if r["dataset"].startswith("B ") and "epochs" not in r and m_b:
+                r["epochs"] = int(m_b.group(1))
+            key = (r["dataset"], r["method"])
+            old = table.get(key)
+            if (old is not None and r["dataset"].startswith("B ")
+                    and old["epochs"] == r["epochs"]
+                    and not set(old["seeds"]) & set(r["seeds"])):
+                r = _pool_seeds(old, r)
+            table[key] = r
+    return list(table.values())
+
+
 def main(argv=None):
     parser = benchmark_parser(__doc__.splitlines()[0])
-    parser.add_argument("--n-train-a", type=int, default=1024)
-    parser.add_argument("--epochs-a", type=int, default=150)
-    parser.add_argument("--seeds-a", type=int, nargs="*", default=[0])
-    parser.add_argument("--epochs-b", type=int, default=100)
-    parser.add_argument("--seeds-b", type=int, nargs="*", default=[0])
+    parser.add_argument("--n-train-a", type=int, default=FULL["A"]["n_train"])
+    parser.add_argument("--epochs-a", type=int, default=FULL["A"]["epochs"])
+    parser.add_argument("--seeds-a", type=int, nargs="*", default=[0, 1])
+    parser.add_argument("--epochs-b", type=int, default=FULL["B"]["epochs"])
+    parser.add_argument("--seeds-b", type=int, nargs="*", default=[0, 1])
+    parser.add_argument("--functions-a", type=_function, nargs="*", default=None,
+                        metavar="KIND:D0:ALPHA", help="part A arms (default: all four; none "
+                        "skips part A)")
+    parser.add_argument("--functions-b", type=_function, nargs="*", default=None,
+                        metavar="KIND:D0:ALPHA", help="part B arms (default: both; none skips "
+                        "part B)")
+    parser.add_argument("--merge", nargs="+", default=None, metavar="RESULTS",
+                        help="combine these result files (a later file's arm replaces an "
+                        "earlier one's, part B seeds are pooled), write --output and exit")
+    parser.add_argument("--extra-note", action="append", default=[],
+                        help="a note added to the result file (with --merge)")
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)
+
+    if args.merge:
+        rows = merge_results(args.merge)
+        summary, tgts, winners = summarize(rows)
+        path = write_results("holder_transformer", rows + summary, False, args.output,
+                             targets=tgts, protocol=describe_protocol(rows, False, DEPTHS,
+                                                                      SIZES),
+                             notes=NOTES + args.extra_note + winners)
+        print(markdown_table(tgts, ["target", "spec", "measured", "met"],
+                             headers={"spec": "goal"}))
+        print(f"\nwrote {path}")
+        return
+
     torch.set_num_threads(args.threads)
     # BLAS threads spinning on a shared machine slow sklearn's MLP about 15-fold
     threadpool_limits(args.threads)
@@ -307,58 +465,34 @@ def main(argv=None):
         fa, depths, n_train, ea, sa = FUNCTIONS_A[:1], [1, 2], 256, 10, [0]
         fb, sizes, eb, sb = FUNCTIONS_B[:1], [256, 512], 10, [0]
     else:
-        fa, depths, n_train, ea, sa = FUNCTIONS_A, DEPTHS, args.n_train_a, args.epochs_a, \
-            args.seeds_a
-        fb, sizes, eb, sb = FUNCTIONS_B, SIZES, args.epochs_b, args.seeds_b
-    reduced = not args.quick and (n_train != 4096 or ea != 200 or len(sa) != 2
-                                  or len(sb) != 2 or eb < 100)
-    protocol = (
-        f"{'QUICK: ' if args.quick else ''}{'REDUCED ' if reduced else ''}protocol: (A) "
-        f"error vs depth, noise-free, {n_train} training / {N_TEST} test points, "
-        f"L in {depths}, seeds {sa}, {ea} epochs, functions "
-        f"{[_label(*f) for f in fa]}; anchor MLPRegressor((32,)*L, max_iter={ea}). "
-        f"(B) risk vs n, sigma={NOISE}, n in {sizes}, seeds {sb}, {eb} epochs, functions "
-        f"{[_label(*f) for f in fb]}; anchors KNN(k=ceil(n^(2a/(2a+d0)))), "
-        "MLPRegressor((64, 64), early_stopping=True), HistGradientBoostingRegressor(). "
-        "Estimator defaults otherwise (d_model=32, 2 heads, d_ff=64, norm=None, Adam 1e-3, "
-        "batch 128, float32)."
-        + (" REDUCED from the full protocol (A: 4096 training points, 2 seeds, 200 epochs; "
-           "B: 2 seeds) to fit about an hour on one core shared with other jobs (a first "
-           "attempt at 4096 points and 100 epochs needed about 10 min for one L = 8 fit); "
-           "150 and 100 epochs are the full protocol's own caps for A and B." if reduced else ""))
-    notes = [
-        "Slopes are OLS fits of log error on log L (A, per-seed points pooled) or log mean "
-        "risk on log n (B); SE is the OLS standard error. A fits on the L whose RMSE is "
-        "above 2x the RMSE at the largest L when at least 3 remain, else on all L "
-        "(slope_rule, L_used).",
-        "The bracket [-4 alpha/d0, -alpha/d0] and the rates are derived from the paper's "
-        "block bounds with unknown constants; the architecture was not tuned to them.",
-        "sup_error is on a 10,000-point grid of [0, 1] for d0 = 1 and the max over the "
-        "4,096 test points for d0 = 2. norm=None (no LayerNorm) in every fit.",
-        "fit_seconds: wall time on 2 cores shared with other jobs, one torch thread. The "
-        "transformer's fits are timed without tracemalloc (which doubles a torch loop's "
-        "time); its peak_memory_mb is that of a traced one-epoch fit of the same setting.",
-        "The wavelet kind replaces the radial one in the d0 = 2 arms at alpha = 0.5; at "
-        "alpha = 1 the radial function stays, since the wavelet and Weierstrass sums are "
-        "not exactly Lipschitz (log factor).",
-    ]
-    rows = bench_depth(fa, depths, n_train, ea, sa, log)
-    summary = depth_summary(rows, fa, depths)
-    path = write_results("holder_transformer", rows + summary, args.quick, args.output,
-                         targets=targets(summary), protocol=protocol, notes=notes)
-    log(f"part A done, partial results in {path}")
-    rows += bench_risk(fb, sizes, eb, sb, log)
-    summary += risk_summary(rows, fb)
-    notes += _winners(summary)
-    path = write_results("holder_transformer", rows + summary, args.quick, args.output,
-                         targets=targets(summary), protocol=protocol, notes=notes)
+        fa = FUNCTIONS_A if args.functions_a is None else args.functions_a
+        fb = FUNCTIONS_B if args.functions_b is None else args.functions_b
+        depths, n_train, ea, sa = DEPTHS, args.n_train_a, args.epochs_a, args.seeds_a
+        sizes, eb, sb = SIZES, args.epochs_b, args.seeds_b
+    notes = list(NOTES)
+
+    def write(rows):
+        summary, tgts, winners = summarize(rows)
+        return write_results("holder_transformer", rows + summary, args.quick, args.output,
+                             targets=tgts, protocol=describe_protocol(rows, args.quick, depths,
+                                                                      sizes),
+                             notes=notes + winners)
+
+    rows = bench_depth(fa, depths, n_train, ea, sa, log, checkpoint=write)
+    if rows:
+        log(f"part A done, partial results in {write(rows)}")
+    done = list(rows)
+    rows = done + bench_risk(fb, sizes, eb, sb, log,
+                             checkpoint=lambda new: write(done + new))
+    path = write(rows)
+    summary, tgts, _ = summarize(rows)
     print(markdown_table([r for r in summary], ["dataset", "method", "rmse_slope",
                                                  "rmse_slope_se", "bracket",
                                                  "slope / (-alpha/d0)", "L_used", "risk_slope",
                                                  "risk_slope_se", "derived_rate",
                                                  "risk / MLP risk"], floatfmt=".3f"))
     print()
-    print(markdown_table(targets(summary), ["target", "spec", "measured", "met"],
+    print(markdown_table(tgts, ["target", "spec", "measured", "met"],
                          headers={"spec": "goal"}))
     print(f"\nwrote {path} in {time.perf_counter() - start:.0f} s")
 

@@ -26,6 +26,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 from skorch.callbacks import Callback
 from torch import nn
+from torch.nn import functional as F
 
 from ..base import TorchEstimatorMixin
 from ..utils._scaling import _pow2_scale, _standardize
@@ -266,19 +267,20 @@ class _Attention(nn.Module):
         b, t, d = h.shape
         q, k, v = self.qkv(h).view(b, t, 3, self.n_heads, d // self.n_heads).permute(
             2, 0, 3, 1, 4)
-        att = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d // self.n_heads), dim=-1)
-        return self.out((att @ v).transpose(1, 2).reshape(b, t, d))
+        # softmax(q k^T / sqrt(d_head)) v in one fused call (fewer autograd nodes than the
+        # three-step product on these few tokens)
+        att = F.scaled_dot_product_attention(q, k, v)
+        return self.out(att.transpose(1, 2).reshape(b, t, d))
 
 
 class _FeedForward(nn.Module):
     def __init__(self, d_model, d_ff):
         super().__init__()
         self.fc1 = nn.Linear(d_model, d_ff)
-        self.act = nn.ReLU()
         self.fc2 = nn.Linear(d_ff, d_model)
 
     def forward(self, h):
-        return self.fc2(self.act(self.fc1(h)))
+        return self.fc2(F.relu(self.fc1(h)))
 
 
 class _Block(nn.Module):
@@ -288,12 +290,17 @@ class _Block(nn.Module):
         super().__init__()
         self.attn = _Attention(d_model, n_heads)
         self.ffn = _FeedForward(d_model, d_ff)
-        self.ln1 = nn.LayerNorm(d_model) if norm == "layer" else nn.Identity()
-        self.ln2 = nn.LayerNorm(d_model) if norm == "layer" else nn.Identity()
+        self.norm = norm == "layer"
+        if self.norm:
+            self.ln1 = nn.LayerNorm(d_model)
+            self.ln2 = nn.LayerNorm(d_model)
 
     def forward(self, h):
-        h = h + self.attn(self.ln1(h))
-        return h + self.ffn(self.ln2(h))
+        if self.norm:
+            h = h + self.attn(self.ln1(h))
+            return h + self.ffn(self.ln2(h))
+        h = h + self.attn(h)
+        return h + self.ffn(h)
 
 
 class _HolderTransformer(nn.Module):
@@ -395,6 +402,42 @@ class _EarlyStopping(Callback):
             net.module_.load_state_dict(self.best_state_)
 
 
+class _WholeBatches:
+    """skorch's training iterator: each mini-batch by one fancy index of whole tensors.
+
+    skorch's default ``DataLoader`` fetches and collates every batch sample by sample (a
+    ``{"X", "sample_weight"}`` dict per sample), which cost about a fifth of a training step
+    of a small transformer. This yields the same kind of batches, ``({name: rows}, y_rows)``:
+    a fresh ``torch.randperm`` order per epoch (from the torch generator the adapter seeds)
+    cut into consecutive batches of ``batch_size`` (the last one shorter), on ``device``.
+    """
+
+    def __init__(self, dataset, batch_size, shuffle=False, device="cpu", **kwargs):
+        self.device = torch.device(device)
+        self.arrays = {k: torch.as_tensor(v).to(self.device) for k, v in dataset.X.items()}
+        self.y = torch.as_tensor(dataset.y).to(self.device)
+        self.n = len(self.y)
+        self.batch_size = self.n if batch_size in (-1, None) else int(batch_size)
+        self.shuffle = bool(shuffle)
+
+    def __len__(self):
+        return math.ceil(self.n / self.batch_size)
+
+    def __iter__(self):
+        order = torch.randperm(self.n) if self.shuffle else torch.arange(self.n)
+        order = order.to(self.device)
+        for start in range(0, self.n, self.batch_size):
+            idx = order[start : start + self.batch_size]
+            yield {k: v[idx] for k, v in self.arrays.items()}, self.y[idx]
+
+
+class _UseWholeBatches(Callback):
+    """Train on :class:`_WholeBatches` (set when training begins)."""
+
+    def on_train_begin(self, net, **kwargs):
+        net.iterator_train = functools.partial(_WholeBatches, device=net.device)
+
+
 # ---------------------------------------------------------------------------------------------
 # estimator
 # ---------------------------------------------------------------------------------------------
@@ -459,7 +502,9 @@ class HolderTransformerRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstima
         Learning rate.
     optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
 default="adam"
-        Optimizer.
+        Optimizer. ``"adam"`` and ``"adamw"`` run torch's fused kernel (the same update as
+        the per-tensor loop, faster on this network's many small tensors) unless
+        ``optimizer_params`` sets ``fused`` or ``foreach``.
     weight_decay : float, default=0.0
         Weight decay passed to the optimizer (>= 0).
     early_stopping : bool, default=False
@@ -609,13 +654,23 @@ default="adam"
         return _SquaredError()
 
     def _build_callbacks(self):
-        return [("early_stopping", self._stopper)] if self._stopper is not None else []
+        callbacks = [("whole_batches", _UseWholeBatches())]
+        if self._stopper is not None:
+            callbacks.append(("early_stopping", self._stopper))
+        return callbacks
 
     def _optimizer_class(self):
         cls = super()._optimizer_class()
+        kwargs = {}
         if self.weight_decay > 0:
-            return functools.partial(cls, weight_decay=float(self.weight_decay))
-        return cls
+            kwargs["weight_decay"] = float(self.weight_decay)
+        # torch's fused Adam/AdamW kernel: the same update as the default per-tensor loop, at
+        # about a fifth of its cost on the many small tensors of this network
+        own = set(self.optimizer_params or {})
+        if (self.optimizer in ("adam", "adamw") and not own & {"fused", "foreach"}
+                and torch.device(self.device).type in ("cpu", "cuda")):
+            kwargs["fused"] = True
+        return functools.partial(cls, **kwargs) if kwargs else cls
 
     def _check_hyperparameters(self):
         if not 0 < self.alpha <= 1:

@@ -367,3 +367,56 @@ def test_extreme_target_scales_give_scaled_predictions(factor):
         warnings.simplefilter("error", RuntimeWarning)
         scaled = HolderTransformerRegressor(**params).fit(X, y * factor).predict(X[:5])
     np.testing.assert_allclose(scaled / factor, base, rtol=1e-12)
+
+
+# -- training loop -----------------------------------------------------------------------------
+def test_attention_is_the_scaled_softmax_formula():
+    torch.manual_seed(0)
+    attn = _Attention(8, 2).double()
+    h = torch.randn(5, 3, 8, dtype=torch.float64)
+    q, k, v = attn.qkv(h).view(5, 3, 3, 2, 4).unbind(2)  # (batch, token, head, d_head)
+    scores = torch.einsum("bihe,bjhe->bhij", q, k) / math.sqrt(4)
+    heads = torch.einsum("bhij,bjhe->bihe", torch.softmax(scores, dim=-1), v)
+    expected = attn.out(heads.reshape(5, 3, 8))
+    torch.testing.assert_close(attn(h), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_whole_batches_visit_every_sample_once_per_epoch():
+    from skorch.dataset import Dataset
+
+    from sklearn_icml26.approximation._holder_transformer import _WholeBatches
+
+    X = np.arange(10, dtype=np.float32)[:, None]
+    data = Dataset({"X": X, "sample_weight": 3 * X[:, 0]}, 2 * X)
+    torch.manual_seed(0)
+    batches = _WholeBatches(data, batch_size=4, shuffle=True)
+    assert len(batches) == 3
+    orders = []
+    for _ in range(2):
+        epoch = list(batches)
+        assert [len(yb) for _, yb in epoch] == [4, 4, 2]
+        xs = torch.cat([xb["X"][:, 0] for xb, _ in epoch])
+        for xb, yb in epoch:  # rows of every input stay aligned with their targets
+            torch.testing.assert_close(yb, 2 * xb["X"])
+            torch.testing.assert_close(xb["sample_weight"], 3 * xb["X"][:, 0])
+        assert sorted(xs.tolist()) == list(range(10))
+        orders.append(xs.tolist())
+    assert orders[0] != orders[1]  # reshuffled every epoch
+    plain = [xb["X"][:, 0].tolist() for xb, _ in _WholeBatches(data, batch_size=-1)]
+    assert plain == [list(range(10))]
+
+
+def test_fused_adam_is_the_per_tensor_update():
+    X, y = make_holder_regression(150, 2, 0.5, kind="wavelet", random_state=0)
+    params = {**TINY, "max_epochs": 5, "precision": "float64"}
+    fused = HolderTransformerRegressor(**params).fit(X, y)
+    assert fused.net_.optimizer_.defaults["fused"] is True
+    loop = HolderTransformerRegressor(**params, optimizer_params={"fused": False}).fit(X, y)
+    assert not loop.net_.optimizer_.defaults["fused"]
+    np.testing.assert_allclose(fused.predict(X), loop.predict(X), rtol=1e-9, atol=1e-12)
+    # the tolerance tells a slightly different update (lr 10% higher) apart
+    other = HolderTransformerRegressor(**{**params, "lr": 1.1e-3}).fit(X, y)
+    assert not np.allclose(other.predict(X), fused.predict(X), rtol=1e-9, atol=1e-12)
+    sgd = HolderTransformerRegressor(**params, optimizer="sgd").fit(X, y)
+    assert "fused" not in sgd.net_.optimizer_.defaults or not sgd.net_.optimizer_.defaults[
+        "fused"]
