@@ -304,14 +304,16 @@ class AdamO(Optimizer):
         for (device, dtype), ks in by_kind.items():
             bc1 = torch.tensor([bias_correction1[blocks[k]] for k in ks], dtype=dtype,
                                device=device)
-            n_u = torch.stack([norm_q[k] for k in ks]) / bc1
-            n_r = torch.stack([norm_r[k] for k in ks])
-            g_u = torch.stack([g_q[k] for k in ks]) / bc1
+            # rows: ||m / denom||, ||r_t||, <g, m / denom>, <g, r_t>
+            stats = torch.stack([v for k in ks for v in (norm_q[k], norm_r[k], g_q[k],
+                                                          g_r[k])]).view(len(ks), 4).T
+            n_u, n_r, g_u, g_r_ = stats[0] / bc1, stats[1], stats[2] / bc1, stats[3]
             c0 = kappa * n_u / (n_r + eps_r)  # delta_0 = c0 r_t, ||delta_0|| <= kappa ||u||
-            g_d = c0 * torch.stack([g_r[k] for k in ks])  # <g, delta_0>
+            g_d = c0 * g_r_  # <g, delta_0>
             budget = -tau * torch.clamp(g_u, min=0.0)  # T = -tau max(<g, u>, 0)
-            ratio = torch.where(g_d < budget, budget / g_d, torch.ones_like(g_d))
-            scale = torch.nan_to_num(ratio, nan=0.0).clamp_(0.0, 1.0)
+            # where g_d < T <= 0 the ratio T / g_d lies in [0, 1); elsewhere delta_0 is kept
+            # (a NaN fails the comparison and keeps the scale at 1, as the step is lost anyway)
+            scale = torch.where(g_d < budget, budget / g_d, 1.0).clamp_(0.0, 1.0)
             coef = c0 * scale
             for k, c, s, dn in zip(ks, coef.unbind(), scale.unbind(), (coef * n_r).unbind(),
                                    strict=True):
