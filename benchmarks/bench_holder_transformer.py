@@ -24,8 +24,9 @@ epochs; B: 2 seeds, 100 epochs). ``--functions-a`` / ``--functions-b`` (``kind:d
 to skip a part), ``--seeds-a`` / ``--seeds-b``, ``--n-train-a`` and the epoch options run part
 of it; the result file is rewritten after every depth (A) and every n (B), so a stopped run
 leaves its finished rows. ``--merge`` combines result files arm by arm (a later file's arm
-replaces an earlier one's; part B rows of new seeds are pooled with the earlier seeds), and the
-protocol text of the result file names every arm that ran below the full protocol::
+replaces an earlier one's; rows of the same setting on new seeds are pooled with the earlier
+seeds), and the protocol text of the result file names every arm that ran below the full
+protocol::
 
     python benchmarks/bench_holder_transformer.py --functions-a radial:1:1 --functions-b \
         --output a_radial.json
@@ -376,20 +377,28 @@ def summarize(rows):
 
 
 def _pool_seeds(old, new):
-    """One row of part B from two runs on disjoint seeds (same n and epochs)."""
-    per_sec = lambda r: r.get("fit_seconds_per_seed", [r["fit_seconds"]] * len(r["seeds"]))  # noqa: E731
-    per_load = lambda r: r.get("load_average_per_seed", [None] * len(r["seeds"]))  # noqa: E731
-    risks = old["risk_per_seed"] + new["risk_per_seed"]
-    secs = per_sec(old) + per_sec(new)
-    return {**new, "excess_risk": float(np.mean(risks)), "risk_per_seed": risks,
-            "seeds": old["seeds"] + new["seeds"], "fit_seconds": float(np.mean(secs)),
-            "fit_seconds_per_seed": secs, "load_average_per_seed": per_load(old) + per_load(new),
-            "peak_memory_mb": max(old["peak_memory_mb"], new["peak_memory_mb"])}
+    """One row from two runs of the same setting on disjoint seeds (per-seed values joined,
+    means recomputed)."""
+    def per_seed(r, key, fallback):
+        return list(r.get(f"{key}_per_seed", [r.get(fallback)] * len(r["seeds"])))
+
+    pooled = {**new, "seeds": old["seeds"] + new["seeds"],
+              "peak_memory_mb": max(old["peak_memory_mb"], new["peak_memory_mb"])}
+    keys = [("fit_seconds", "fit_seconds"), ("load_average", None)]
+    keys += [("rmse", "rmse"), ("sup_error", "sup_error")] if "rmse" in new else [
+        ("risk", "excess_risk")]
+    for key, mean_key in keys:
+        values = per_seed(old, key, mean_key) + per_seed(new, key, mean_key)
+        pooled[f"{key}_per_seed"] = values
+        if mean_key is not None:
+            pooled[mean_key] = float(np.mean(values))
+    return pooled
 
 
 def merge_results(paths):
     """Rows of several result files: a later file's arm replaces an earlier one's, except
-    that part B rows on new seeds (same epochs) are pooled with the earlier seeds."""
+    that rows of the same setting (training points, epochs) on new seeds are pooled with the
+    earlier seeds."""
     table = {}
     for path in paths:
         payload = json.loads(Path(path).read_text())
@@ -409,8 +418,8 @@ def merge_results(paths):
                 r["epochs"] = int(m_b.group(1))
             key = (r["dataset"], r["method"])
             old = table.get(key)
-            if (old is not None and r["dataset"].startswith("B ")
-                    and old["epochs"] == r["epochs"]
+            if (old is not None and old["epochs"] == r["epochs"]
+                    and old.get("n_train") == r.get("n_train")
                     and not set(old["seeds"]) & set(r["seeds"])):
                 r = _pool_seeds(old, r)
             table[key] = r
@@ -432,7 +441,8 @@ def main(argv=None):
                         "part B)")
     parser.add_argument("--merge", nargs="+", default=None, metavar="RESULTS",
                         help="combine these result files (a later file's arm replaces an "
-                        "earlier one's, part B seeds are pooled), write --output and exit")
+                        "earlier one's, rows of the same setting on new seeds are "
+                        "pooled), write --output and exit")
     parser.add_argument("--extra-note", action="append", default=[],
                         help="a note added to the result file (with --merge)")
     parser.add_argument("--threads", type=int, default=1)
