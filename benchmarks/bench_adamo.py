@@ -295,6 +295,58 @@ def findings(summary):
     return out
 
 
+def _compare(base, other):
+    """How ``other`` differs from ``base``: divergences and mean greedy return."""
+    d0, d1 = base["share_diverged"], other["share_diverged"]
+    r0, r1 = base["greedy_return"], other["greedy_return"]
+    rel = (r1 - r0) / abs(r0) if r0 else float("nan")
+    div = ("fewer divergences" if d1 < d0 else "more divergences" if d1 > d0
+           else "the same divergences")
+    ret = f"mean greedy return {r1:.3f} vs {r0:.3f} ({100 * rel:+.0f}%)"
+    return div, rel, ret
+
+
+def verdicts(summary):
+    """Plain answers to the benchmark's questions, each with the numbers it rests on."""
+    get = {(r["dataset"], r["method"]): r for r in summary}
+    out = []
+    adam_c, d05 = get.get((COLLAPSE, "Adam")), get.get((COLLAPSE, "AdamO k=1 tau=0.05"))
+    if adam_c and d05:
+        helps = d05["share_diverged"] < adam_c["share_diverged"]
+        out.append(f"Does the paper's tau = 0.05 stop the collapse? {'Yes' if helps else 'No'}: "
+                   f"without a target network AdamO kappa=1 tau=0.05 diverged in "
+                   f"{d05['diverged']} seeds (Adam {adam_c['diverged']}), at steps "
+                   f"{d05['steps_to_divergence']} (Adam {adam_c['steps_to_divergence']}); "
+                   f"the budget kept on average {d05['mean_budget_scale']:.2f} of the "
+                   "correction.")
+    for regime, label in ((COLLAPSE, "a LayerNorm critic without a target network"),
+                          (STABLE, "a LayerNorm critic with a Polyak target")):
+        ln, lno = get.get((regime, "LayerNorm + Adam")), get.get(
+            (regime, "LayerNorm + AdamO k=1 tau=1"))
+        if ln and lno:
+            div, rel, ret = _compare(ln, lno)
+            adds = lno["share_diverged"] < ln["share_diverged"] or rel > 0.05
+            out.append(f"Does AdamO (kappa=1, tau=1) add anything to {label}? "
+                       f"{'Yes' if adds else 'No'}: {div} ({lno['diverged']} vs "
+                       f"{ln['diverged']}), {ret}.")
+    adam_s = get.get((STABLE, "Adam"))
+    if adam_s:
+        for name in ("AdamO k=1 tau=0.05", "AdamO k=1 tau=1", "AdamO k=1 tau=100",
+                     "AdamO k=0.5 tau=100"):
+            r = get.get((STABLE, name))
+            if r:
+                div, rel, ret = _compare(adam_s, r)
+                adds = r["share_diverged"] < adam_s["share_diverged"] or rel > 0.05
+                out.append(f"Does {name} add anything to a Polyak target? "
+                           f"{'Yes' if adds else 'No'}: {div} ({r['diverged']} vs "
+                           f"{adam_s['diverged']}), {ret}.")
+    if out:
+        out.append("('Adds' means fewer divergences or a mean greedy return more than 5% "
+                   "higher; with 3 seeds and the seed-to-seed spread in greedy_return_per_seed, "
+                   "a return difference is a measurement, not a significance test.)")
+    return out
+
+
 def describe_protocol(runs, args, quick):
     """What was run, from the run records themselves (so a run stopped early says so)."""
     seeds = sorted({r["seed"] for r in runs if not r["dataset"].startswith("calibration")})
@@ -368,7 +420,8 @@ def assemble(runs, timings, args, quick, extra_notes=()):
                     "fit_seconds": float(np.sum(t["adamo_cpu_seconds_per_step"])
                                          * t["steps_per_round"]),
                     "peak_memory_mb": None} for t in timings]
-    notes = NOTES + ["Findings: " + " ".join(findings(summary))] + list(extra_notes)
+    notes = (NOTES + verdicts(summary) + ["Findings: " + " ".join(findings(summary))]
+             + list(extra_notes))
     return dict(rows=summary + anchors + timing_rows, targets=targets(summary, timings),
                 protocol=describe_protocol(runs, args, quick), notes=notes)
 
