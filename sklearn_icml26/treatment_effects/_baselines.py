@@ -1,5 +1,9 @@
 """The per-period anchors of the adjuster: difference in means, CUPED and Lin's HC2 regression
-(cluster-robust standard errors when units are grouped)."""
+(cluster-robust standard errors when units are grouped).
+
+With frequency weights ``w`` every anchor is the one of the units repeated by their integer
+weights: weighted means and variances (``n = sum(w)``), weighted least squares, and HC2 with
+the leverage of one copy (``h_ii / w_i`` of the weighted design)."""
 
 import warnings
 
@@ -7,24 +11,33 @@ import numpy as np
 import pandas as pd
 
 
-def _welch(y1, y0):
-    diff = y1.mean() - y0.mean()
-    var = y1.var(ddof=1) / len(y1) + y0.var(ddof=1) / len(y0)
-    return diff, float(np.sqrt(var))
+def _welch(y1, y0, w1=None, w0=None):
+    if w1 is None:
+        diff = y1.mean() - y0.mean()
+        var = y1.var(ddof=1) / len(y1) + y0.var(ddof=1) / len(y0)
+        return diff, float(np.sqrt(var))
+    parts = []
+    for y, w in ((y1, w1), (y0, w0)):
+        total = w.sum()
+        mean = np.average(y, weights=w)
+        parts.append((mean, np.sum(w * (y - mean) ** 2) / (total - 1) / total))
+    return parts[0][0] - parts[1][0], float(np.sqrt(parts[0][1] + parts[1][1]))
 
 
-def _coef_std_err(row, resid, clusters, n_params):
+def _coef_std_err(row, resid, clusters, n_params, n=None):
     """Cluster-robust (CR1) standard error of one OLS coefficient ``row @ y``.
 
     ``row`` is the coefficient's row of ``(Z'Z)^-1 Z'``, ``resid`` the residuals,
     ``clusters`` the cluster labels of the units of this regression and ``n_params`` the
     number of regression parameters ``K``: the variance is ``G/(G-1) (N-1)/(N-K) sum_g
     (sum_{i in g} row_i e_i)^2``, statsmodels' ``cov_type="cluster"``; NaN with fewer than
-    2 clusters or no residual degrees of freedom.
+    2 clusters or no residual degrees of freedom. ``n`` (default ``len(resid)``) is the
+    number of observations (``sum(w)`` with frequency weights, ``row`` and ``resid`` then of the
+    ``sqrt(w)``-scaled design, whose products are the sums over a unit's copies).
     """
     codes, clusters_here = np.unique(clusters, return_inverse=True)
     n_groups = len(codes)
-    n = len(resid)
+    n = len(resid) if n is None else n
     if n_groups < 2 or n <= n_params:
         return np.nan
     sums = np.bincount(clusters_here, weights=row * resid, minlength=n_groups)
@@ -59,7 +72,7 @@ def _independent_columns(Z, tol=1e-9):
     return keep
 
 
-def _lin_hc2(y, D, Hc, clusters=None):
+def _lin_hc2(y, D, Hc, clusters=None, w=None):
     """Lin's interacted regression: the treatment coefficient and its HC2 standard error.
 
     With ``clusters`` (cluster codes of the units) the standard error is the CR1
@@ -76,6 +89,9 @@ def _lin_hc2(y, D, Hc, clusters=None):
     """
     n = len(y)
     Z = np.column_stack([np.ones(n), D, Hc, D[:, None] * Hc])
+    root = None if w is None else np.sqrt(w)
+    if root is not None:  # WLS: OLS of the rows scaled by sqrt(w) (all w > 0 here)
+        Z, y = Z * root[:, None], y * root
     keep = _independent_columns(Z)
     identified = len(_independent_columns(np.delete(Z, 1, axis=1))) == len(keep) - 1
     Zk = Z[:, keep]
@@ -85,62 +101,89 @@ def _lin_hc2(y, D, Hc, clusters=None):
     estimate = float(c @ y)
     resid = y - Q @ (Q.T @ y)
     h = np.einsum("ij,ij->i", Q, Q)
+    n_obs = n if w is None else float(w.sum())
+    if root is not None:  # one copy's leverage and squared residual
+        h, e2 = h / w, resid**2 / w
+    else:
+        e2 = resid**2
     high = h >= 1.0 - _HIGH_LEVERAGE
-    dof = n - Zk.shape[1]
+    dof = n_obs - Zk.shape[1]
     meat = np.empty(n)
-    meat[~high] = resid[~high] ** 2 / (1.0 - h[~high])
+    meat[~high] = e2[~high] / (1.0 - h[~high])
     if high.any():
         meat[high] = np.sum(resid**2) / dof if dof > 0 else np.nan
     std_err = float(np.sqrt(np.sum(c**2 * meat)))
     if clusters is not None:
-        std_err = _coef_std_err(c, resid, clusters, Zk.shape[1])
+        std_err = _coef_std_err(c, resid, clusters, Zk.shape[1], n_obs)
+    if w is not None and float(dof).is_integer():
+        dof = int(dof)
     return estimate, std_err, int(high.sum()), dof, identified
 
 
-def _dim_cluster(y, D, clusters):
+def _dim_cluster(y, D, clusters, w=None):
     """Difference in means with the CR1 cluster-robust SE of OLS of y on [1, D]."""
-    n1, n0 = D.sum(), (1 - D).sum()
-    diff = y[D == 1].mean() - y[D == 0].mean()
-    row = D / n1 - (1 - D) / n0
-    resid = y - np.where(D == 1, y[D == 1].mean(), y[D == 0].mean())
-    return diff, _coef_std_err(row, resid, clusters, 2)
+    if w is None:
+        n1, n0 = D.sum(), (1 - D).sum()
+        diff = y[D == 1].mean() - y[D == 0].mean()
+        row = D / n1 - (1 - D) / n0
+        resid = y - np.where(D == 1, y[D == 1].mean(), y[D == 0].mean())
+        return diff, _coef_std_err(row, resid, clusters, 2)
+    n1, n0 = (w * D).sum(), (w * (1 - D)).sum()
+    m1, m0 = np.average(y[D == 1], weights=w[D == 1]), np.average(y[D == 0], weights=w[D == 0])
+    row = w * (D / n1 - (1 - D) / n0)  # a unit's copies summed: w_i times one copy's row
+    resid = y - np.where(D == 1, m1, m0)
+    return m1 - m0, _coef_std_err(row, resid, clusters, 2, float(w.sum()))
 
 
-def _baselines(H0, Y, on1, on0, clusters=None):
+def _baselines(H0, Y, on1, on0, clusters=None, weights=None):
     """Per-period DiM, CUPED and Lin (HC2) on units following either regime through t.
 
     With ``clusters`` (cluster codes, one per unit) every standard error is the CR1
     cluster-robust one of the corresponding OLS regression (``y`` on ``[1, D]`` for DiM and
-    CUPED, Lin's interacted design), as statsmodels' ``cov_type="cluster"``.
+    CUPED, Lin's interacted design), as statsmodels' ``cov_type="cluster"``. With frequency
+    ``weights`` (one per unit) the units of weight 0 are left out and the others count
+    ``w_i`` times.
     """
     rows = []
     high_leverage, unidentified = [], []
     for t in range(Y.shape[1]):
         m = on1[:, t] | on0[:, t]
+        if weights is not None:
+            m &= weights > 0
+        w = None if weights is None else weights[m]
         D = on1[m, t].astype(float)
         y = Y[m, t]
         row = {"period": t, "n_on_path_1": int(on1[:, t].sum()),
                "n_on_path_0": int(on0[:, t].sum())}
-        if D.sum() < 2 or (1 - D).sum() < 2:
+        if D.sum() < 2 or (1 - D).sum() < 2 or (
+                w is not None and min((w * D).sum(), (w * (1 - D)).sum()) <= 1):
             row.update(dim=np.nan, dim_se=np.nan, cuped=np.nan, cuped_se=np.nan, lin=np.nan,
                        lin_se=np.nan)
             rows.append(row)
             continue
         cl = None if clusters is None else clusters[m]
+        arms = (None, None) if w is None else (w[D == 1], w[D == 0])
         if cl is None:
-            row["dim"], row["dim_se"] = _welch(y[D == 1], y[D == 0])
+            row["dim"], row["dim_se"] = _welch(y[D == 1], y[D == 0], *arms)
         else:
-            row["dim"], row["dim_se"] = _dim_cluster(y, D, cl)
-        Hc = H0[m] - H0[m].mean(axis=0)
-        Hc = Hc[:, Hc.std(axis=0) > 1e-12]
-        design = np.column_stack([np.ones(len(y)), Hc])
-        theta = np.linalg.lstsq(design, y, rcond=None)[0][1:]
+            row["dim"], row["dim_se"] = _dim_cluster(y, D, cl, w)
+        if w is None:
+            Hc = H0[m] - H0[m].mean(axis=0)
+            Hc = Hc[:, Hc.std(axis=0) > 1e-12]
+            design = np.column_stack([np.ones(len(y)), Hc])
+            theta = np.linalg.lstsq(design, y, rcond=None)[0][1:]
+        else:
+            Hc = H0[m] - np.average(H0[m], axis=0, weights=w)
+            Hc = Hc[:, np.sqrt(np.average(Hc**2, axis=0, weights=w)) > 1e-12]
+            root = np.sqrt(w)
+            design = np.column_stack([np.ones(len(y)), Hc]) * root[:, None]
+            theta = np.linalg.lstsq(design, y * root, rcond=None)[0][1:]
         adjusted = y - Hc @ theta
         if cl is None:
-            row["cuped"], row["cuped_se"] = _welch(adjusted[D == 1], adjusted[D == 0])
+            row["cuped"], row["cuped_se"] = _welch(adjusted[D == 1], adjusted[D == 0], *arms)
         else:
-            row["cuped"], row["cuped_se"] = _dim_cluster(adjusted, D, cl)
-        row["lin"], row["lin_se"], n_high, dof, identified = _lin_hc2(y, D, Hc, cl)
+            row["cuped"], row["cuped_se"] = _dim_cluster(adjusted, D, cl, w)
+        row["lin"], row["lin_se"], n_high, dof, identified = _lin_hc2(y, D, Hc, cl, w)
         if n_high:
             high_leverage.append((t, n_high, len(y), dof))
         if not identified:

@@ -40,6 +40,7 @@ from threadpoolctl import threadpool_limits
 
 from ..utils import progress_bar
 from ..utils._parallel import Parallel, delayed
+from ..utils._weights import check_sample_weight, fit_with_weights
 from ._baselines import _baselines
 from ._inference import (
     _cluster_sums,
@@ -183,7 +184,12 @@ def _fit_regime_fold(ctx, r, train, test, seed):
     I, risk = ctx["I"][r], ctx["risk"][r]
     T, base_dim, block, window = ctx["T"], ctx["base_dim"], ctx["block"], ctx["window"]
     n_mc, C = ctx["n_mc"], ctx["C"]
+    sw = ctx["sample_weight"]
     rng = np.random.default_rng(seed)
+
+    def weights(rows):
+        return None if sw is None else sw[rows]
+
     in_train = np.zeros(len(Y0), dtype=bool)
     in_train[train] = True
 
@@ -195,7 +201,8 @@ def _fit_regime_fold(ctx, r, train, test, seed):
         outcome = []
         for t in range(T):
             rows = in_train & I[:, t]
-            outcome.append(clone(ctx["outcome_model"]).fit(Hfull[rows][:, cols(t)], Y0[rows, t]))
+            outcome.append(fit_with_weights(clone(ctx["outcome_model"]), Hfull[rows][:, cols(t)],
+                                            Y0[rows, t], weights(rows), name="outcome_model"))
 
         censoring, g_test = None, np.ones((len(test), T))
         if ctx["has_nan"]:
@@ -203,10 +210,14 @@ def _fit_regime_fold(ctx, r, train, test, seed):
             for j in range(T):
                 rows = in_train & risk[:, j]
                 target = C[rows, j].astype(int)
-                if np.unique(target).size < 2:
-                    model = _ConstantProbability(target.mean())
+                w_rows = weights(rows)
+                present = target if w_rows is None else target[w_rows > 0]
+                if np.unique(present).size < 2:
+                    model = _ConstantProbability(np.average(target, weights=w_rows))
                 else:
-                    model = clone(ctx["censoring_model"]).fit(Hfull[rows][:, cols(j)], target)
+                    model = fit_with_weights(clone(ctx["censoring_model"]),
+                                             Hfull[rows][:, cols(j)], target, w_rows,
+                                             name="censoring_model")
                 censoring.append(model)
                 at_risk = risk[test, j]
                 if at_risk.any():
@@ -220,8 +231,9 @@ def _fit_regime_fold(ctx, r, train, test, seed):
             for tau in range(T - 1):
                 rows = in_train & I[:, tau]
                 kernel = clone(ctx["transition_model"])
-                kernel.fit(Hfull[rows][:, cols(tau)], Hfull[rows][:, _step_slice(tau, base_dim,
-                                                                                 block)])
+                fit_with_weights(kernel, Hfull[rows][:, cols(tau)],
+                                 Hfull[rows][:, _step_slice(tau, base_dim, block)],
+                                 weights(rows), name="transition_model")
                 transitions.append(kernel)
             for s in range(T):
                 units = test if s == 0 else test[I[test, s - 1]]
@@ -237,7 +249,9 @@ def _fit_regime_fold(ctx, r, train, test, seed):
                 for s in range(t - 1, -1, -1):
                     rows = in_train & I[:, s]
                     target = current.predict(Hfull[rows][:, cols(s + 1)])
-                    current = clone(ctx["outcome_model"]).fit(Hfull[rows][:, cols(s)], target)
+                    current = fit_with_weights(clone(ctx["outcome_model"]),
+                                               Hfull[rows][:, cols(s)], target, weights(rows),
+                                               name="outcome_model")
                     q_models[(s, t)] = current
             for s in range(T):
                 units = test if s == 0 else test[I[test, s - 1]]
@@ -308,10 +322,10 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         ``None`` keeps the full history; ``w >= 0`` keeps ``B``, ``X_0`` and the last ``w``
         blocks ``(X_s, Y_{s-1})``. With 0 the estimator is a per-period AIPW on baseline
         covariates.
-    cv : int or cross-validation splitter, default=5
+    cv : int, cross-validation splitter or list, default=5
         Cross-fitting folds: an int ``K >= 2`` gives a shuffled
         :class:`~sklearn.model_selection.KFold` seeded from ``random_state``; a splitter's
-        ``split(X)`` is used as it is.
+        ``split(X)`` is used as it is, and so is a list of ``(train, test)`` index pairs.
     n_mc : int, default=128
         Monte Carlo particles per unit and start period (``q_method="simulate"``). With
         affine nuisances (a scikit-learn linear outcome model and a
@@ -458,7 +472,7 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         "regimes": ["array-like", None],
         "propensity": [Interval(Real, 0, 1, closed="neither"), "array-like", None],
         "history_window": [Interval(Integral, 0, None, closed="left"), None],
-        "cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split"])],
+        "cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split"]), list],
         "n_mc": [Interval(Integral, 1, None, closed="left")],
         "n_bootstrap": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
@@ -656,7 +670,11 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         else:
             splitter = self.cv
         folds = np.full(n, -1)
-        splits = list(splitter.split(X) if groups is None else splitter.split(X, None, groups))
+        if isinstance(splitter, list):  # precomputed (train, test) index pairs
+            splits = list(splitter)
+        else:
+            splits = list(splitter.split(X) if groups is None
+                          else splitter.split(X, None, groups))
         for k, (_, test) in enumerate(splits):
             folds[test] = k
         if np.any(folds < 0):
@@ -668,7 +686,7 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
     # ---------------------------------------------------------------- fit
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, treatment=None, groups=None):
+    def fit(self, X, y, treatment=None, groups=None, sample_weight=None):
         """Fit the nuisances by cross-fitting and estimate regime means and effects.
 
         Parameters
@@ -696,6 +714,23 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
             :class:`~sklearn.model_selection.GroupKFold` (shuffled, seeded from
             ``random_state``) so that each cluster stays in one fold; a splitter ``cv`` gets
             ``split(X, None, groups)``. Requested by default as metadata, like ``treatment``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Nonnegative weight of each unit (float), e.g. case weights or survey weights.
+            Frequency weights, scikit-learn's convention: an integer weight ``w`` counts the
+            unit ``w`` times and 0 leaves it out of every estimate (it stays in its fold).
+            They weight every nuisance fit (outcome, transition and censoring models must
+            accept ``sample_weight``), the empirical path probabilities, the regime means
+            (``sum_i w_i phi_i / sum_i w_i``), the standard errors
+            (``sqrt(sum_i w_i psi_i^2) / sum_i w_i``, cluster sums of ``w_i psi_i`` with
+            ``groups``), the bootstrap (multipliers scaled by ``sqrt(w_i)``), the effect
+            projection (weighted least squares) and the anchors of :meth:`summary` (weighted
+            DiM, CUPED and Lin with HC2). The standard errors treat the weights as counts:
+            with survey (inverse sampling probability) weights they are not the design-based
+            ones. Cross-fitting folds and Monte Carlo particles are drawn per unit, so a fit
+            with integer weights equals the fit of the repeated units exactly when the folds
+            keep a unit's copies together (a splitter ``cv``) and no particle is drawn
+            (``q_method="regress"``, or one period), otherwise up to Monte Carlo and fold
+            noise. Routed with ``set_fit_request(sample_weight=True)``.
 
         Returns
         -------
@@ -712,11 +747,17 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
             a bad propensity array, fewer than 2 units on a regime's path in a training
             fold, ``groups`` of the wrong shape, with NaN or with fewer than 2 clusters (or
             fewer clusters than an integer ``cv``), ``X`` or ``y`` with values beyond 1e100
-            in absolute value (their squares overflow float64: rescale), or NaN/inf
-            estimates (non-finite nuisance predictions).
+            in absolute value (their squares overflow float64: rescale), NaN/inf
+            estimates (non-finite nuisance predictions), or ``sample_weight`` of the wrong
+            shape, with negative or non-finite values, or all zero.
+        TypeError
+            If ``sample_weight`` is given and a nuisance model does not accept it in ``fit``.
         """
         X, y, Y, W = self._check_inputs(X, y, treatment)
+        sw = check_sample_weight(sample_weight, X)
+        self._sample_weight = sw
         n, T = Y.shape
+        n_eff = n if sw is None else float(sw.sum())
         clusters, n_groups = (None, None) if groups is None else _encode_groups(groups, n)
         self.n_groups_ = n_groups
         self._clusters = clusters
@@ -750,6 +791,7 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         seeds = np.random.SeedSequence(entropy).spawn(4)
         fold_seed = int(seeds[0].generate_state(1)[0] % np.iinfo(np.int32).max)
         folds, K = self._folds(X, fold_seed, clusters, n_groups)
+        unit_w = np.ones(n) if sw is None else sw
         self.folds_ = folds
 
         # path indicators and treatment-path probabilities
@@ -770,9 +812,10 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
                     piW[r] = known[r]
                 else:
                     prev, prob = np.ones(n, dtype=bool), 1.0
-                    for j in range(T):
-                        den = (prev & known_w[:, j]).sum()
-                        prob *= (prev & follows[:, j] & known_w[:, j]).sum() / den if den else 0.0
+                    for j in range(T):  # (weighted) sequential frequencies
+                        den = unit_w @ (prev & known_w[:, j])
+                        prob *= (unit_w @ (prev & follows[:, j] & known_w[:, j])) / den \
+                            if den else 0.0
                         piW[r, j] = prob
                         prev = I[:, j]
         self.path_probabilities_ = piW
@@ -780,7 +823,7 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         for r in range(R):
             for fold in range(K):
                 train = folds != fold
-                counts = (I_list[r] & train[:, None]).sum(axis=0)
+                counts = (I_list[r] & (train & (unit_w > 0))[:, None]).sum(axis=0)
                 low = np.flatnonzero(counts < 2)
                 if low.size:
                     t = int(low[0])
@@ -789,11 +832,11 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
                         "training fold; need at least 2"
                     )
             if not self.single_arm_:
-                small = np.flatnonzero(n * piW[r] < 20)
+                small = np.flatnonzero(n_eff * piW[r] < 20)
                 if small.size:
                     warnings.warn(
                         f"regime {r} has n * path probability < 20 at periods "
-                        f"{small.tolist()} (n={n}, probabilities "
+                        f"{small.tolist()} (n={n_eff:g}, probabilities "
                         f"{np.round(piW[r, small], 4).tolist()}): weights are large and the "
                         "estimates unstable",
                         UserWarning,
@@ -813,7 +856,7 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
                "base_dim": base_dim, "block": block, "window": self.history_window,
                "n_mc": self.n_mc, "has_nan": has_nan, "q_method": self.q_method,
                "outcome_model": outcome_model, "transition_model": transition,
-               "censoring_model": censoring}
+               "censoring_model": censoring, "sample_weight": sw}
         job_seeds = seeds[1].spawn(R * K)
         tests = [np.flatnonzero(folds == fold) for fold in range(K)]
         jobs = [(r, fold) for r in range(R) for fold in range(K)]
@@ -867,16 +910,16 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
             diff = (Gr[:, 1:, :] - Gr[:, :-1, :]) * tri[None]
             phi[:, r] = Gr[:, 0, :] + np.einsum("ns,nst->nt", weight, diff)
         self.q0_ = G[:, :, 0, :].copy()
-        self.means_ = phi.mean(axis=0)
+        self.means_ = np.average(phi, axis=0, weights=sw)
         self.influence_ = phi - self.means_[None]
-        self.means_se_ = _mean_std_err(self.influence_, clusters, n_groups)
-        self.gformula_means_ = self.q0_.mean(axis=0)
+        self.means_se_ = _mean_std_err(self.influence_, clusters, n_groups, sw)
+        self.gformula_means_ = np.average(self.q0_, axis=0, weights=sw)
         if self.single_arm_:
             self.effect_, self.effect_se_ = None, None
         else:
             self.effect_ = self.means_[0] - self.means_[1]
             psi = self.influence_[:, 0] - self.influence_[:, 1]
-            self.effect_se_ = _mean_std_err(psi, clusters, n_groups)
+            self.effect_se_ = _mean_std_err(psi, clusters, n_groups, sw)
         for name in ("means_", "means_se_", "effect_", "effect_se_"):
             value = getattr(self, name)
             if value is not None and not np.all(np.isfinite(value)):
@@ -889,19 +932,28 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
                 )
 
         H0 = Hfull[:, :base_dim]
-        if self.single_arm_:
+        if self.single_arm_ and sw is None:
             self.baselines_ = pd.DataFrame({
                 "period": np.arange(T),
                 "n_observed": C.sum(axis=0),
                 "mean": np.nanmean(Y, axis=0),
                 "mean_se": np.nanstd(Y, axis=0, ddof=1) / np.sqrt(np.maximum(C.sum(axis=0), 1)),
             })
+        elif self.single_arm_:  # weighted mean of the observed units, frequency-weight SE
+            wc = sw[:, None] * C
+            total = wc.sum(axis=0)
+            mean = (wc * Y0).sum(axis=0) / np.where(total > 0, total, 1.0)
+            var = (wc * (Y0 - mean) ** 2).sum(axis=0) / np.maximum(total - 1, 1e-300)
+            self.baselines_ = pd.DataFrame({
+                "period": np.arange(T), "n_observed": C.sum(axis=0), "mean": mean,
+                "mean_se": np.sqrt(var / np.maximum(total, 1.0)),
+            })
         else:
-            self.baselines_ = _baselines(H0, Y0, I_list[0], I_list[1], clusters)
+            self.baselines_ = _baselines(H0, Y0, I_list[0], I_list[1], clusters, sw)
             # best linear projection of the conditional effect on H_0: OLS of the doubly
             # robust effect scores phi^1 - phi^0 on [1, H_0], sandwich covariance
             self.effect_projection_coef_, self.effect_projection_cov_ = _effect_projection(
-                H0, phi[:, 0] - phi[:, 1], clusters, n_groups)
+                H0, phi[:, 0] - phi[:, 1], clusters, n_groups, sw)
 
         self.mc_noise_ = np.random.default_rng(seeds[2]).standard_normal((self.n_mc, T - 1, block))
         self._bootstrap_seed = int(seeds[3].generate_state(1)[0])
@@ -1223,7 +1275,8 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         return out[0] if target == "effect" else out
 
     def _std_err(self, psi):
-        return _mean_std_err(psi, getattr(self, "_clusters", None), self.n_groups_)
+        return _mean_std_err(psi, getattr(self, "_clusters", None), self.n_groups_,
+                             getattr(self, "_sample_weight", None))
 
     def _bootstrap_draws(self, psi):
         """Multiplier-bootstrap draws of the centred estimates: one N(0, 1) multiplier per
@@ -1231,13 +1284,17 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         rng = np.random.default_rng(self._bootstrap_seed)
         n = psi.shape[0]
         clusters = getattr(self, "_clusters", None)
+        w = getattr(self, "_sample_weight", None)
+        total = n if w is None else w.sum()
         if clusters is None:
             xi = rng.standard_normal((self.n_bootstrap, n))
-            return np.einsum("bn,nrt->brt", xi, psi) / n
+            if w is not None:  # a unit of weight w: the sum of w independent multipliers
+                xi = xi * np.sqrt(w)[None, :]
+            return np.einsum("bn,nrt->brt", xi, psi) / total
         G = self.n_groups_
-        sums = _cluster_sums(psi, clusters, G)
+        sums = _cluster_sums(psi if w is None else w[:, None, None] * psi, clusters, G)
         xi = rng.standard_normal((self.n_bootstrap, G))
-        return np.einsum("bg,grt->brt", xi, sums) * np.sqrt(G / (G - 1)) / n
+        return np.einsum("bg,grt->brt", xi, sums) * np.sqrt(G / (G - 1)) / total
 
     @staticmethod
     def _critical_values(draws, se, alpha):

@@ -45,31 +45,53 @@ def _cluster_sums(values, clusters, n_clusters):
     return out
 
 
-def _mean_std_err(psi, clusters=None, n_clusters=None):
+def _weights_column(weights, ndim):
+    """``weights`` (n,) shaped to broadcast against an (n, ...) array of ``ndim`` dimensions."""
+    return weights.reshape((-1,) + (1,) * (ndim - 1))
+
+
+def _mean_std_err(psi, clusters=None, n_clusters=None, weights=None):
     """Standard error of ``mean_i`` of quantities with centred influence values ``psi``.
 
     ``psi`` has shape (n, ...); without clusters ``sqrt(sum_i psi_i^2) / n``, with clusters
     the CR1 cluster-robust ``sqrt(G / (G - 1) * sum_g S_g^2) / n`` of the cluster sums
-    ``S_g``.
+    ``S_g``. With frequency ``weights`` (the weighted mean ``sum_i w_i phi_i / sum_i w_i``):
+    ``sqrt(sum_i w_i psi_i^2) / sum_i w_i``, and cluster sums of ``w_i psi_i``, the values of
+    the units repeated by their integer weights.
     """
-    n = psi.shape[0]
+    if weights is None:
+        n = psi.shape[0]
+        if clusters is None:
+            return np.sqrt((psi**2).sum(axis=0)) / n
+        sums = _cluster_sums(psi, clusters, n_clusters)
+        return np.sqrt(n_clusters / (n_clusters - 1) * (sums**2).sum(axis=0)) / n
+    w = _weights_column(weights, psi.ndim)
+    total = weights.sum()
     if clusters is None:
-        return np.sqrt((psi**2).sum(axis=0)) / n
-    sums = _cluster_sums(psi, clusters, n_clusters)
-    return np.sqrt(n_clusters / (n_clusters - 1) * (sums**2).sum(axis=0)) / n
+        return np.sqrt((w * psi**2).sum(axis=0)) / total
+    sums = _cluster_sums(w * psi, clusters, n_clusters)
+    return np.sqrt(n_clusters / (n_clusters - 1) * (sums**2).sum(axis=0)) / total
 
 
-def _effect_projection(H0, scores, clusters=None, n_clusters=None):
+def _effect_projection(H0, scores, clusters=None, n_clusters=None, weights=None):
     """Best linear projection of the conditional effect on ``[1, H0]`` and its covariance.
 
     ``scores`` (n, T) are the doubly robust effect scores ``phi^1_i(t) - phi^0_i(t)``, whose
     mean given ``H0`` is the conditional effect under the design's randomisation. Returns
     ``coef`` (T, 1 + p) (aliased columns, dropped in column order as R's ``lm`` does, get 0)
     and ``cov`` (T, 1 + p, 1 + p): HC0 sandwich, or CR1 cluster-robust with clusters
-    (``G/(G-1) (N-1)/(N-K)``, statsmodels' ``cov_type="cluster"``).
+    (``G/(G-1) (N-1)/(N-K)``, statsmodels' ``cov_type="cluster"``). With frequency
+    ``weights``: weighted least squares, the sandwich of the units repeated by their integer
+    weights (``N = sum(w)``); units of weight 0 drop out.
     """
     n, p = H0.shape
     Z = np.column_stack([np.ones(n), H0])
+    inv_root = None
+    if weights is not None:  # WLS as OLS of the rows scaled by sqrt(w)
+        root = np.sqrt(weights)
+        Z, scores = Z * root[:, None], scores * root[:, None]
+        n = float(weights.sum())
+        inv_root = np.where(root > 0, 1.0 / np.where(root > 0, root, 1.0), 0.0)
     keep = _independent_columns(Z)
     Zk = Z[:, keep]
     q, r = np.linalg.qr(Zk)
@@ -83,8 +105,12 @@ def _effect_projection(H0, scores, clusters=None, n_clusters=None):
     coef[:, keep] = coef_k.T
     idx = np.ix_(keep, keep)
     for t in range(T):
-        u = rows * resid[:, t][None, :]  # (k, n): contributions row_i e_i
+        # (k, n): contributions row_i e_i; scaled rows give w_i a_i e_i, the sum over the
+        # copies of a unit of weight w_i (cluster sums), whose HC0 square is w_i (a_i e_i)^2
+        u = rows * resid[:, t][None, :]
         if clusters is None:
+            if inv_root is not None:
+                u = u * inv_root[None, :]
             meat = u @ u.T
         else:
             sums = _cluster_sums(u.T, clusters, n_clusters)  # (G, k)

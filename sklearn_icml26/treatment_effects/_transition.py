@@ -21,6 +21,8 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from ..utils._weights import check_sample_weight, fit_with_weights
+
 __all__ = ["LinearGaussianTransition"]
 
 def _design_rank(H, intercept=True):
@@ -133,7 +135,7 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
         self.min_eigenvalue = min_eigenvalue
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the mean model and the residual covariance.
 
         Parameters
@@ -142,6 +144,11 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
             Conditioning history ``H`` (float).
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Next step block ``S`` (float), in its own units.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Nonnegative frequency weights of the rows (float): an integer weight fits as the
+            row repeated, 0 as the row removed. They weight the standardisation, the mean
+            model's fit (``mean_model`` must accept ``sample_weight``) and the residual
+            covariance (``sum_i w_i r_i r_i^T / dof`` with ``n = sum(w)`` in ``dof``).
 
         Returns
         -------
@@ -151,8 +158,11 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If ``X`` or ``y`` hold NaN/inf, differ in length or are empty, or the mean model
-            gives non-finite predictions (``X`` too large for float64).
+            If ``X`` or ``y`` hold NaN/inf, differ in length or are empty, the mean model
+            gives non-finite predictions (``X`` too large for float64), or ``sample_weight``
+            is invalid (shape, negative or non-finite values, all zero).
+        TypeError
+            If ``sample_weight`` is given and ``mean_model`` does not accept it.
 
         Warns
         -----
@@ -164,18 +174,32 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
         """
         H, S = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64)
         S = np.asarray(S, dtype=np.float64)
+        w = check_sample_weight(sample_weight, H)
+        if w is not None:  # weight 0 is the row removed
+            keep = w > 0
+            H, S, w = H[keep], S[keep], w[keep]
         self._one_dim = S.ndim == 1
         S2 = S.reshape(len(S), -1)
         n, p = H.shape
+        n_eff = n if w is None else float(w.sum())
         self.n_outputs_ = S2.shape[1]
+
+        def moments(values):  # (weighted) mean and standard deviation of each column
+            mean = np.average(values, axis=0, weights=w)
+            return mean, np.sqrt(np.average((values - mean) ** 2, axis=0, weights=w))
+
         with np.errstate(over="ignore", invalid="ignore"):
-            location, scale = S2.mean(axis=0), S2.std(axis=0)
+            if w is None:
+                location, scale = S2.mean(axis=0), S2.std(axis=0)
+            else:
+                location, scale = moments(S2)
         if not (np.all(np.isfinite(location)) and np.all(np.isfinite(scale))):
             # squares of huge targets overflow: standardise each column by its peak first
             peak = np.max(np.abs(S2), axis=0)
             peak = np.where(peak > 0, peak, 1.0)
             unit = S2 / peak
-            location, scale = unit.mean(axis=0) * peak, unit.std(axis=0) * peak
+            location, scale = moments(unit)
+            location, scale = location * peak, scale * peak
         self.location_ = location
         self.scale_ = np.where(scale > 1e-12 * (1.0 + np.abs(self.location_)), scale, 1.0)
         Z = (S2 - self.location_) / self.scale_
@@ -183,27 +207,28 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
         model = LinearRegression() if self.mean_model is None else clone(self.mean_model)
         if self.n_outputs_ > 1 and not _native_multi_output(model):
             model = MultiOutputRegressor(model)
-        model.fit(H, target)
+        fit_with_weights(model, H, target, w, name="mean_model")
         self.mean_model_ = model
-        in_sample = isinstance(model, LinearRegression) or n < 6
+        in_sample = isinstance(model, LinearRegression) or n_eff < 6
         if in_sample:
             resid = Z - model.predict(H).reshape(n, -1)
             # parameters of the regression: the rank of the design, not its column count (a
             # duplicated column or dummies summing to the intercept add no parameter)
             intercept = bool(getattr(model, "fit_intercept", True))
             n_params = _design_rank(H, intercept)
-            dof = max(n - n_params, 1)
+            dof = max(n_eff - n_params, 1)
         else:
-            fitted = cross_val_predict(clone(model), H, target, cv=3)
+            params = None if w is None else {"sample_weight": w}
+            fitted = cross_val_predict(clone(model), H, target, cv=3, params=params)
             resid = Z - np.asarray(fitted).reshape(n, -1)
-            dof = n
+            dof = n_eff
         if not np.all(np.isfinite(resid)):
             raise ValueError(
                 "the mean model gave NaN or infinite predictions of the standardised targets "
                 f"on X (largest |X| = {np.max(np.abs(H)):.3g}): rescale X (values this large "
                 "overflow float64 in the regression)"
             )
-        if in_sample and n - n_params < 1:
+        if in_sample and n_eff - n_params < 1:
             warnings.warn(
                 f"n_samples={n} is too few to estimate the noise covariance: the regression on "
                 f"{p} features has {n_params} parameters (the rank of the design"
@@ -214,7 +239,7 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
                 UserWarning,
                 stacklevel=3,
             )
-        cov = resid.T @ resid / dof
+        cov = (resid.T @ resid if w is None else (resid * w[:, None]).T @ resid) / dof
         eigval, eigvec = np.linalg.eigh((cov + cov.T) / 2.0)
         eigval = np.maximum(eigval, self.min_eigenvalue)
         self.noise_factor_ = eigvec * np.sqrt(eigval)
