@@ -454,8 +454,9 @@ def main(argv=None):
     parser.add_argument("--methods", nargs="*", default=None,
                         help="comparison methods to run, in this order (default: all)")
     parser.add_argument("--order", nargs="*", default=None,
-                        help="'collapse:<method>' / 'stable:<method>' / 'calibration' items "
-                             "in run order (overrides --regimes and --methods)")
+                        help="'collapse:<method>[@seeds]' / 'stable:<method>[@seeds]' / "
+                             "'calibration' items in run order (overrides --regimes and "
+                             "--methods); '@0,2' runs seeds 0 and 2 of that item only")
     parser.add_argument("--resume", default=None,
                         help="result file whose runs are skipped here (join them with --merge)")
     parser.add_argument("--no-timing", action="store_true",
@@ -531,8 +532,10 @@ def main(argv=None):
                 jobs += calib
                 continue
             part, name = item.split(":", 1)
+            name, _, only = name.partition("@")  # "<method>@0,2": these seeds only
+            item_seeds = [int(x) for x in only.split(",")] if only else args.seeds
             regime = {"collapse": COLLAPSE, "stable": STABLE}[part]
-            jobs += [(regime, name, *all_methods[name], s, cfgs[regime]) for s in args.seeds]
+            jobs += [(regime, name, *all_methods[name], s, cfgs[regime]) for s in item_seeds]
     if args.resume:
         done = {(r["dataset"], r["method"], r["seed"])
                 for r in json.loads(Path(args.resume).read_text()).get("runs", [])}
