@@ -788,17 +788,31 @@ class ESERegressor(RegressorMixin, BaseEstimator):
 
     Examples
     --------
-    >>> from sklearn_icml26.datasets import make_interacting_systems
+    Daily new COVID-19 cases of the 20 regions of Victoria (the loader reads the data home,
+    or downloads the files once): forecast the last 26 days one day ahead from two-week
+    windows.
+
+    >>> from sklearn_icml26.datasets import load_ese_covid_victoria
     >>> from sklearn_icml26.forecasting import ESERegressor, sliding_window
-    >>> Y, attributes, equilibrium = make_interacting_systems(5, 200, random_state=0)
-    >>> X, y = sliding_window(Y, n_lags=10)
-    >>> ese = ESERegressor().fit(X[:150], y[:150])
-    >>> ese.predict(X[150:]).shape
-    (40, 5)
-    >>> bool(abs(ese.equilibrium_shares(X[150:]).sum(axis=1) - 1).max() < 1e-12)
+    >>> from sklearn_icml26.metrics import relative_rmse
+    >>> cases = load_ese_covid_victoria(level=20).data  # 259 days x 20 regions
+    >>> X, y = sliding_window(cases, n_lags=14)
+    >>> X_train, X_test, y_train, y_test = X[:-26], X[-26:], y[:-26], y[-26:]
+    >>> ese = ESERegressor().fit(X_train, y_train)
+    >>> forecast = ese.predict(X_test)  # a DataFrame: forecast days x regions
+    >>> forecast.shape, str(forecast.index[0].date()), forecast.columns[0]
+    ((26, 20), '2022-08-22', 'Region 1')
+    >>> bool(abs(ese.equilibrium_shares(X_test).sum(axis=1) - 1).max() < 1e-12)
     True
-    >>> lower, upper = ese.predict_interval(X[150:], coverage=0.9)
-    >>> bool((lower <= ese.predict(X[150:])).all() and (ese.predict(X[150:]) <= upper).all())
+
+    Each region's RMSE over that of the random walk (tomorrow = today), averaged over the
+    regions; below 1 beats it:
+
+    >>> random_walk = X_test.filter(regex="_lag1$").to_numpy()
+    >>> round(relative_rmse(y_test, forecast, random_walk), 2)
+    0.8
+    >>> lower, upper = ese.predict_interval(X_test, coverage=0.9)
+    >>> bool(((lower <= forecast) & (forecast <= upper)).all().all())
     True
     """
 
