@@ -26,8 +26,9 @@ from ..base import TorchEstimatorMixin
 
 __all__ = ["NeuroMambaImputer"]
 
-_DEFAULT_CORRUPTION = {"p_point": 0.1, "p_block": 0.2, "p_group": 0.1, "p_impulse": 0.02,
-                       "impulse_scale": 5.0}
+_DEFAULT_CORRUPTION = {"p_point": 0.1, "p_block": 0.2, "p_group": 0.1, "p_device": 0.1,
+                       "p_impulse": 0.02, "impulse_scale": 5.0}
+_GATE_POS_WEIGHT = 5.0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -168,6 +169,62 @@ class _BiMamba(nn.Module):
         return self.norm(h + out)
 
 
+def _interpolate(x, obs, exclude_self=False):
+    """Linear interpolation along axis 1 from the entries where ``obs`` is True.
+
+    Parameters
+    ----------
+    x : tensor of shape (batch, length, features)
+        Values (ignored where ``obs`` is False).
+    obs : bool tensor of the shape of ``x``
+        Entries to interpolate from.
+    exclude_self : bool, default=False
+        Interpolate every entry from its nearest observed neighbours *other than itself*
+        (leave-one-out; equal to the plain interpolation at unobserved entries).
+
+    Returns
+    -------
+    values : tensor of the shape of ``x``
+        Interpolated values; the nearest observed value before the first or after the last
+        observed entry, 0 where a column of a window has no usable entry.
+    distance : tensor of the shape of ``x``
+        Rows to the nearest usable entry (``length`` where there is none).
+    """
+    b, w, f = x.shape
+    t = torch.arange(w, device=x.device).view(1, w, 1).expand(b, w, f)
+    prev = torch.where(obs, t, torch.full_like(t, -1)).cummax(1).values
+    nxt = torch.where(obs, t, torch.full_like(t, w)).flip(1).cummin(1).values.flip(1)
+    if exclude_self:
+        prev = torch.cat([torch.full_like(prev[:, :1], -1), prev[:, :-1]], dim=1)
+        nxt = torch.cat([nxt[:, 1:], torch.full_like(nxt[:, :1], w)], dim=1)
+    has_prev, has_next = prev >= 0, nxt < w
+    x_prev = x.gather(1, prev.clamp(min=0))
+    x_next = x.gather(1, nxt.clamp(max=w - 1))
+    frac = (t - prev).to(x.dtype) / (nxt - prev).clamp(min=1).to(x.dtype)
+    values = torch.where(has_prev & has_next, x_prev + frac * (x_next - x_prev),
+                         torch.where(has_prev, x_prev,
+                                     torch.where(has_next, x_next, torch.zeros_like(x))))
+    distance = torch.minimum(torch.where(has_prev, t - prev, torch.full_like(t, w)),
+                             torch.where(has_next, nxt - t, torch.full_like(t, w)))
+    return values, distance
+
+
+def _seasonal_profile(x, obs, period):
+    """Mean of the observed values ``k * period`` rows away (``k = +-1, +-2, ...``) in the
+    window; returns (profile, available), both of the shape of ``x`` (0 / False where no lag
+    is observed)."""
+    w = x.shape[1]
+    total = torch.zeros_like(x)
+    count = torch.zeros_like(x)
+    xo, o = torch.where(obs, x, torch.zeros_like(x)), obs.to(x.dtype)
+    for shift in range(period, w, period):
+        total[:, shift:] += xo[:, :-shift]
+        count[:, shift:] += o[:, :-shift]
+        total[:, :-shift] += xo[:, shift:]
+        count[:, :-shift] += o[:, shift:]
+    return total / count.clamp(min=1.0), count > 0
+
+
 class _NeuroMambaNet(nn.Module):
     """Group embeddings -> n_layers x (bidirectional scan per group, attention across groups)
     -> per-feature reconstruction and corruption-logit heads, plus the LIF gate.
@@ -175,11 +232,18 @@ class _NeuroMambaNet(nn.Module):
     Input ``X`` of shape (batch, W, 2F): standardised values (0 where missing) and the observed
     mask. In training mode the net corrupts its input itself (seeded through torch's RNG) and
     returns everything the loss needs.
+
+    Per entry the groups are embedded from the value, the mask, the leave-one-out linear
+    interpolation of the window (the reconstruction starts from it: ``x_hat = interpolation +
+    correction``, the correction head starts at zero), the standardised residual of the value
+    against that interpolation (also a direct input of the gate logit), the distance to the
+    nearest observed row and, with a seasonal period, the seasonal correction of the
+    interpolation.
     """
 
     def __init__(self, groups, n_features, d_model, d_state, expand, d_conv, n_layers,
                  n_mix_heads, bidirectional, mixing, gate, lif_beta, lif_threshold,
-                 surrogate_slope, corruption):
+                 surrogate_slope, corruption, seasonal_period=None, cross=None):
         super().__init__()
         m = len(groups)
         group_of = np.empty(n_features, dtype=np.int64)
@@ -190,8 +254,24 @@ class _NeuroMambaNet(nn.Module):
         self.register_buffer("group_of", torch.as_tensor(group_of))
         self.register_buffer("member", torch.as_tensor(member))
         self.n_features, self.n_groups = n_features, m
-        self.embed_weight = nn.Parameter(torch.randn(m, 2 * n_features, d_model)
-                                         / math.sqrt(2 * max(len(c) for c in groups)))
+        self.seasonal_period = seasonal_period
+        self.n_channels = 8 if seasonal_period else 6
+        # closed-form cross-group linear fill (F, F) and intercepts (F,), fixed during training
+        if cross is None or not mixing:
+            cross = (np.zeros((n_features, n_features)), np.zeros(n_features))
+        self.register_buffer("cross_weight", torch.as_tensor(cross[0], dtype=torch.float32))
+        self.register_buffer("cross_bias", torch.as_tensor(cross[1], dtype=torch.float32))
+        self.register_buffer("cross_share", torch.as_tensor(
+            np.abs(cross[0]) / np.maximum(np.abs(cross[0]).sum(1, keepdims=True), 1e-12),
+            dtype=torch.float32))
+        self.use_cross = bool(mixing and np.abs(cross[0]).sum() > 0)
+        # blend of the base with the cross-group fill and the seasonal correction:
+        # sigmoid(a + b log1p(distance) + c coverage), per feature
+        self.blend_cross = nn.Parameter(torch.tensor([-4.0, 1.0, 3.0]).repeat(n_features, 1))
+        self.blend_seasonal = nn.Parameter(torch.tensor([-3.0, 1.0]).repeat(n_features, 1))
+        self.embed_weight = nn.Parameter(
+            torch.randn(m, self.n_channels * n_features, d_model)
+            / math.sqrt(self.n_channels * max(len(c) for c in groups)))
         self.embed_bias = nn.Parameter(torch.zeros(m, d_model))
         self.group_embedding = nn.Parameter(0.02 * torch.randn(m, d_model))
         self.scans = nn.ModuleList([_BiMamba(d_model, d_state, expand, d_conv, bidirectional)
@@ -201,10 +281,14 @@ class _NeuroMambaNet(nn.Module):
              for _ in range(n_layers)]) if mixing else None
         self.mix_norms = nn.ModuleList([nn.LayerNorm(d_model) for _ in range(n_layers)]) \
             if mixing else None
-        self.head_weight = nn.Parameter(torch.randn(n_features, d_model) / math.sqrt(d_model))
+        # the correction starts at zero: an untrained net is the linear interpolation
+        self.head_weight = nn.Parameter(torch.zeros(n_features, d_model))
         self.head_bias = nn.Parameter(torch.zeros(n_features))
         self.gate_weight = nn.Parameter(torch.zeros(n_features, d_model))
-        self.gate_bias = nn.Parameter(torch.full((n_features,), -5.0))
+        # logit = 2 r - 6 at initialisation: fires where a value sits about 3 sd away from
+        # the interpolation of its neighbours
+        self.gate_residual_weight = nn.Parameter(torch.full((n_features,), 2.0))
+        self.gate_bias = nn.Parameter(torch.full((n_features,), -6.0))
         self.gate = gate
         self.lif = (float(lif_beta), float(lif_threshold), float(surrogate_slope))
         self.corruption = corruption
@@ -230,18 +314,51 @@ class _NeuroMambaNet(nn.Module):
         hidden = torch.rand(b, w, f, device=dev) < cfg["p_point"]
         hidden |= segments(f, 2, w // 2, cfg["p_block"])
         hidden |= segments(self.n_groups, w // 4, w // 2, cfg["p_group"])[:, :, self.group_of]
+        hidden |= segments(1, w // 8, w // 2, cfg["p_device"])
         hidden &= obs
         impulsed = (torch.rand(b, w, f, device=dev) < cfg["p_impulse"]) & obs & ~hidden
         sign = torch.where(torch.rand(b, w, f, device=dev) < 0.5, -1.0, 1.0).to(dt)
-        x_in = torch.where(impulsed, x + cfg["impulse_scale"] * sign, x)
+        # magnitudes U[0.5, 1] x impulse_scale: the scale of a column is inflated by its own
+        # impulses, so genuine ones look smaller than impulse_scale in standardised units
+        size = cfg["impulse_scale"] * (0.5 + 0.5 * torch.rand(b, w, f, device=dev, dtype=dt))
+        x_in = torch.where(impulsed, x + size * sign, x)
         obs_in = obs & ~hidden
         return torch.where(obs_in, x_in, torch.zeros_like(x)), obs_in, hidden, impulsed
 
     # -- network ------------------------------------------------------------------------------
+    def context(self, x_in, obs_in):
+        """Per-entry input channels (b, w, f, C), the starting reconstruction and the
+        residual of each value against the interpolation of its neighbours."""
+        w = x_in.shape[1]
+        dt = x_in.dtype
+        interp, distance = _interpolate(x_in, obs_in, exclude_self=True)
+        residual = torch.where(obs_in, (x_in - interp).abs(), torch.zeros_like(x_in))
+        log_d = torch.log1p(distance.to(dt))
+        base = interp
+        cross_delta = torch.zeros_like(x_in)
+        if self.use_cross:
+            # the other groups' present values through the closed-form linear fill
+            x_cross = x_in @ self.cross_weight.to(dt).T + self.cross_bias.to(dt)
+            coverage = obs_in.to(dt) @ self.cross_share.to(dt).T
+            a, b, c = self.blend_cross.unbind(-1)
+            cross_delta = x_cross - interp
+            base = base + torch.sigmoid(a + b * log_d + c * coverage) * cross_delta
+        channels = [x_in, obs_in.to(dt), interp, residual, log_d / math.log1p(w), cross_delta]
+        if self.seasonal_period:
+            profile, available = _seasonal_profile(x_in, obs_in, self.seasonal_period)
+            # the profile's departure from its own interpolation (same anchors as ``interp``)
+            profile_base, _ = _interpolate(profile, obs_in & available, exclude_self=True)
+            seasonal = torch.where(available, profile - profile_base, torch.zeros_like(x_in))
+            a, b = self.blend_seasonal.unbind(-1)
+            base = base + torch.sigmoid(a + b * log_d) * seasonal
+            channels += [seasonal, available.to(dt)]
+        return torch.stack(channels, dim=-1), base, residual
+
     def network(self, x_in, obs_in):
         b, w, f = x_in.shape
-        inp = torch.cat([x_in, obs_in.to(x_in.dtype)], dim=-1)  # (b, w, 2f)
-        mask = torch.cat([self.member, self.member], dim=1)  # (m, 2f)
+        channels, base, residual = self.context(x_in, obs_in)
+        inp = channels.reshape(b, w, f * self.n_channels)  # feature-major, channel-minor
+        mask = self.member.repeat_interleave(self.n_channels, dim=1)  # (m, f C)
         h = torch.einsum("btf,gfd->btgd", inp, self.embed_weight * mask[..., None])
         h = h + self.embed_bias + self.group_embedding  # (b, w, m, d)
         m, d = self.n_groups, h.shape[-1]
@@ -253,8 +370,9 @@ class _NeuroMambaNet(nn.Module):
                 mixed, _ = self.mixers[i](tokens, tokens, tokens, need_weights=False)
                 h = self.mix_norms[i](h + mixed.reshape(b, w, m, d))
         hf = h[:, :, self.group_of, :]  # (b, w, f, d)
-        x_hat = (hf * self.head_weight).sum(-1) + self.head_bias
-        logit = (hf * self.gate_weight).sum(-1) + self.gate_bias
+        x_hat = base + (hf * self.head_weight).sum(-1) + self.head_bias
+        logit = ((hf * self.gate_weight).sum(-1) + self.gate_residual_weight * residual
+                 + self.gate_bias)
         return x_hat, logit
 
     def forward(self, X):
@@ -262,6 +380,12 @@ class _NeuroMambaNet(nn.Module):
         x, obs = X[..., :f], X[..., f:] > 0.5
         if self.training:
             x_in, obs_in, hidden, impulsed = self._corrupt(x, obs)
+            # occupancy: an observed value far from the interpolation of its neighbours in the
+            # *uncorrupted* window may be a genuine impulse; it is neither a target nor a
+            # negative example of the gate
+            interp, _ = _interpolate(x, obs, exclude_self=True)
+            doubtful = obs & ((x - interp).abs() > 0.6 * self.corruption["impulse_scale"])
+            obs, hidden, impulsed = obs & ~doubtful, hidden & ~doubtful, impulsed & ~doubtful
         else:
             x_in, obs_in = torch.where(obs, x, torch.zeros_like(x)), obs
             hidden = impulsed = torch.zeros_like(obs)
@@ -285,6 +409,9 @@ class _NeuroMambaLoss(nn.Module):
         super().__init__()
         self.lambda_observed, self.lambda_gate = float(lambda_observed), float(lambda_gate)
         self.threshold, self.slope, self.gate = float(threshold), float(slope), gate
+        # a missed impulse costs more than a false flag (a flagged clean value is replaced by
+        # a reconstruction close to it): positives weigh _GATE_POS_WEIGHT in the BCE
+        self.pos_weight = _GATE_POS_WEIGHT
 
     def forward(self, y_pred, y_true):
         x_hat, membrane, _, x, obs, hidden, impulsed = y_pred
@@ -302,7 +429,7 @@ class _NeuroMambaLoss(nn.Module):
             present = obs & ~hidden
             bce = F.binary_cross_entropy_with_logits(
                 self.slope * (membrane - self.threshold), impulsed.to(err.dtype),
-                reduction="none")
+                reduction="none", pos_weight=torch.tensor(self.pos_weight, dtype=err.dtype))
             loss = loss + self.lambda_gate * masked_mean(bce, present)
         return loss
 
@@ -349,6 +476,33 @@ def _windows(Z, obs, index):
     mask = obs[safe] & valid[..., None]
     values = np.where(mask, values, 0.0)
     return np.concatenate([values, mask.astype(values.dtype)], axis=-1)
+
+
+def _cross_group_fill(Z, obs, groups, alpha=1.0):
+    """Ridge regression of each standardised column on the columns of the *other* groups.
+
+    Missing predictors count as 0 (the mean); each column is fitted on the rows where it is
+    observed. Returns (weight (F, F), zero inside a column's own group, intercept (F,)); both
+    zero when there is a single group.
+    """
+    n_features = Z.shape[1]
+    weight, intercept = np.zeros((n_features, n_features)), np.zeros(n_features)
+    if len(groups) < 2:
+        return weight, intercept
+    Z0 = np.where(obs, Z, 0.0)
+    for cols in groups:
+        others = np.setdiff1d(np.arange(n_features), cols)
+        for j in cols:
+            rows = obs[:, j]
+            A = Z0[rows][:, others]
+            A_mean = A.mean(0)
+            y = Z0[rows, j]
+            Ac = A - A_mean
+            coef = np.linalg.solve(Ac.T @ Ac + alpha * np.eye(len(others)),
+                                   Ac.T @ (y - y.mean()))
+            weight[j, others] = coef
+            intercept[j] = y.mean() - A_mean @ coef
+    return weight, intercept
 
 
 def _check_1d(name, value, n_rows):
@@ -545,15 +699,17 @@ default="adamw"
         "lambda_observed": [Interval(Real, 0, None, closed="left")],
         "rectify_observed": ["boolean"],
         "corruption": [dict, None],
+        "seasonal_period": [Interval(Integral, 1, None, closed="left"), None],
     }
 
-    def __init__(self, feature_groups=None, window=48, stride=None, d_model=32, d_state=8,
+    def __init__(self, feature_groups=None, window=48, stride=None, d_model=16, d_state=4,
                  expand=2, d_conv=4, n_layers=2, n_mix_heads=2, bidirectional=True,
                  mixing=True, gate=True, lif_beta=0.9, lif_threshold=1.0,
                  surrogate_slope=10.0, lambda_gate=0.1, lambda_observed=0.1,
-                 rectify_observed=False, corruption=None, max_epochs=50, batch_size=32,
-                 lr=1e-3, optimizer="adamw", optimizer_params=None, precision="float32",
-                 device="cpu", random_state=None, verbose=0):
+                 rectify_observed=False, corruption=None, seasonal_period=None,
+                 max_epochs=5, batch_size=32, lr=3e-3, optimizer="adamw",
+                 optimizer_params=None, precision="float32", device="cpu", random_state=None,
+                 verbose=0):
         self.feature_groups = feature_groups
         self.window = window
         self.stride = stride
@@ -573,6 +729,7 @@ default="adamw"
         self.lambda_observed = lambda_observed
         self.rectify_observed = rectify_observed
         self.corruption = corruption
+        self.seasonal_period = seasonal_period
         self.max_epochs = max_epochs
         self.batch_size = batch_size
         self.lr = lr
@@ -601,7 +758,7 @@ default="adamw"
             self.feature_groups_, self.n_features_in_, self.d_model, self.d_state, self.expand,
             self.d_conv, self.n_layers, self.n_mix_heads, self.bidirectional, self.mixing,
             self.gate, self.lif_beta, self.lif_threshold, self.surrogate_slope,
-            self._corruption)
+            self._corruption, self.seasonal_period, self._cross)
 
     def _build_criterion(self):
         return _NeuroMambaLoss(self.lambda_observed, self.lambda_gate, self.lif_threshold,
@@ -720,10 +877,11 @@ default="adamw"
         Z = (Xd - self.mean_) / self.scale_
         index = _window_index(series, self.window_, self.stride_)
         Wd = self._as_input(_windows(Z, obs, index))
+        self._cross = _cross_group_fill(Z, obs, self.feature_groups_)
         try:
             self._fit_net(Wd, np.zeros(len(Wd), dtype=Wd.dtype))
         finally:
-            del self._corruption
+            del self._corruption, self._cross
         self.loss_curve_ = np.array([row["train_loss"] for row in self.net_.history])
         self._training_summaries(Wd, n_features)
         return self
@@ -772,11 +930,16 @@ default="adamw"
         x_hat, spikes, _ = self._run(self._as_input(_windows(Z, obs, index)))
         valid = index >= 0
         rows = index[valid]
+        # triangular weights: a row counts most in the windows where it is far from the edges
+        # (an interpolation near a window edge has only one side)
+        position = np.arange(index.shape[1])
+        taper = np.minimum(position + 1, index.shape[1] - position).astype(np.float64)
+        weight = np.broadcast_to(taper, index.shape)[valid][:, None]
         total = np.zeros((n_rows, n_features))
         spike_total = np.zeros((n_rows, n_features))
-        np.add.at(total, rows, x_hat[valid])
-        np.add.at(spike_total, rows, spikes[valid])
-        count = np.bincount(rows, minlength=n_rows)[:, None]
+        np.add.at(total, rows, weight * x_hat[valid])
+        np.add.at(spike_total, rows, weight * spikes[valid])
+        count = np.bincount(rows, weights=weight[:, 0], minlength=n_rows)[:, None]
         return total / count * self.scale_ + self.mean_, spike_total / count, obs
 
     def transform(self, X, series_id=None):
