@@ -1,4 +1,4 @@
-"""Tests of MPFSurface (Metric-Phase Fields), its metrics, generators, loader and mesh I/O.
+"""Tests of MPFSurface (Metric-Phase Fields), its metrics, generators and loader.
 
 Known answers: metric closed forms on concentric spheres and circles (CD-L1 = the radius gap),
 the fusion identities of Metric-Phase Fields (arXiv 2605.25503) and thresholds measured on a
@@ -28,7 +28,7 @@ from sklearn_icml26.metrics import (
     sample_mesh,
     sample_polylines,
 )
-from sklearn_icml26.surface import DEFAULT_LOSS_WEIGHTS, MPFSurface, write_mesh
+from sklearn_icml26.surface import DEFAULT_LOSS_WEIGHTS, MPFSurface
 from sklearn_icml26.surface._mpf import _MPFModule
 
 # the configuration the 2-D thresholds were measured with (heads of 64, one near and one free
@@ -165,19 +165,6 @@ def test_load_mpf_shape_regenerates_without_caching_under_the_shared_name(tmp_pa
     with pytest.warns(UserWarning, match="does not match the pinned SHA-256"):
         data = load_mpf_shape(name, data_home=tmp_path)
     assert data.sha256 is not None
-
-
-def test_write_mesh_ply_and_obj(tmp_path):
-    V = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]])
-    F = np.array([[0, 1, 2], [0, 1, 3]])
-    ply = write_mesh(tmp_path / "m.ply", V, F).read_text().splitlines()
-    assert "element vertex 4" in ply and "element face 2" in ply and ply[-1] == "3 0 1 3"
-    obj = write_mesh(tmp_path / "m.obj", V, F).read_text().splitlines()
-    assert obj[1] == "v 0 0 0" and obj[-1] == "f 1 2 4"
-    with pytest.raises(ValueError, match=".ply or .obj"):
-        write_mesh(tmp_path / "m.stl", V, F)
-    with pytest.raises(ValueError, match="faces index"):
-        write_mesh(tmp_path / "m.ply", V, [[0, 1, 9]])
 
 
 # ------------------------------------------------------------------------------------------
@@ -331,7 +318,7 @@ def closed_sphere():
     return MPFSurface(box_padding=0.3, **_MESH_FIT).fit(0.9 * _uniform_sphere(2000, 0))
 
 
-def test_meshes_watertight_when_closed_open_when_open(tmp_path, closed_sphere):
+def test_meshes_watertight_when_closed_open_when_open(closed_sphere):
     params = _MESH_FIT
     closed = closed_sphere
     V, F = closed.extract_mesh(32, trim=None)
@@ -345,8 +332,6 @@ def test_meshes_watertight_when_closed_open_when_open(tmp_path, closed_sphere):
     assert np.all(V[:, 2] > -0.45 - 0.15)  # no closing cap below the rim
     P, _ = sample_mesh(V, F, 5000, random_state=0)
     assert chamfer_distance(P, H) < 0.1  # coarse: 16 steps, 32^3 grid
-    out = write_mesh(tmp_path / "h.ply", V, F)
-    assert out.stat().st_size > 0
 
 
 # ------------------------------------------------------------------------------------------

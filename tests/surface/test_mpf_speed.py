@@ -1,0 +1,60 @@
+"""The faster training path of MPFSurface changes no number.
+
+The distance targets of a step (a kd-tree query) run in worker threads beside the network
+when torch may use more than one thread; the fitted fields must equal the single-thread
+path's bit for bit, the threads must be gone after ``fit`` and the estimator must pickle.
+"""
+
+import pickle
+import threading
+
+import numpy as np
+import torch
+
+from sklearn_icml26.datasets import make_thin_shell
+from sklearn_icml26.surface import MPFSurface
+from sklearn_icml26.surface._mpf import _MPFCriterion
+
+torch.set_num_threads(1)
+
+SMALL = dict(hidden_width=16, head_width=8, max_epochs=3, batch_size=100,
+             warm_start_iter=20, random_state=0)
+
+
+def _fit(field, X):
+    return MPFSurface(field=field, **SMALL).fit(X)
+
+
+def test_threaded_distance_queries_give_the_same_fit(monkeypatch):
+    X, _ = make_thin_shell("open_arc", 400, random_state=0)
+    Q = np.random.default_rng(0).uniform(-1, 1, (300, 2))
+    sync = {"mpf": _fit("mpf", X)}  # field="udf" takes the same path
+    submitted = []
+    original = _MPFCriterion.distance_async
+
+    def spy(self, pts):
+        fut = original(self, pts)
+        submitted.append(fut is not None)
+        return fut
+
+    monkeypatch.setattr(_MPFCriterion, "query_threads", 2)
+    monkeypatch.setattr(_MPFCriterion, "distance_async", spy)
+    for field in sync:
+        submitted.clear()
+        est = _fit(field, X)
+        # every warm-start step and every training step queried in a thread
+        assert len(submitted) == SMALL["warm_start_iter"] + est.n_iter_ and all(submitted)
+        np.testing.assert_array_equal(est.transform(Q), sync[field].transform(Q))
+        np.testing.assert_array_equal(est.loss_curve_, sync[field].loss_curve_)
+        assert est.net_.criterion_._pool is None
+        assert getattr(est.module_, "distance_hook", None) is None
+        pickle.loads(pickle.dumps(est))
+    assert not [t for t in threading.enumerate() if t.name.startswith("mpf-dx")]
+
+
+def test_one_torch_thread_keeps_the_queries_on_the_calling_thread():
+    X, _ = make_thin_shell("open_arc", 200, random_state=0)
+    crit = MPFSurface(**SMALL).fit(X).net_.criterion_
+    assert crit.query_threads is None and torch.get_num_threads() == 1
+    crit.tree = object()  # would fail if queried
+    assert crit.distance_async(torch.zeros(3, 2)) is None
