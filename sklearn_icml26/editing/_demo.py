@@ -10,10 +10,9 @@ neighbour retrieval over the same keys.
 import time
 
 import numpy as np
-import pandas as pd
 from sklearn.neighbors import NearestNeighbors
 
-from ..utils._registry import DEMO_COLUMNS
+from ..utils._demo_rows import demo_row, demo_table
 from ._codebook import HubnessBalancedCodebook
 
 __all__ = ["run_demo"]
@@ -100,13 +99,12 @@ def run_demo(data_home=None, verbose=1, fast=False):
         print(f"[editing demo] codebook: generality {generality:.3f}, locality {locality:.3f}; "
               f"NearestNeighbors: generality {nn_gen:.3f}, locality 0 (never rejects)",
               flush=True)
+    anchor = "NearestNeighbors(n_neighbors=5)"
     rows = [
-        {"method": "HubnessBalancedCodebook", "dataset": dataset, "metric": "generality@5",
-         "value": generality, "anchor": "NearestNeighbors(n_neighbors=5)",
-         "anchor_value": nn_gen, "seconds": seconds},
-        {"method": "HubnessBalancedCodebook", "dataset": dataset,
-         "metric": "locality (other conversations rejected)", "value": locality,
-         "anchor": "NearestNeighbors(n_neighbors=5)", "anchor_value": 0.0,
-         "seconds": seconds},
+        demo_row(method="HubnessBalancedCodebook", dataset=dataset, metric="generality@5",
+                 value=generality, anchor=anchor, anchor_value=nn_gen, seconds=seconds),
+        demo_row(method="HubnessBalancedCodebook", dataset=dataset,
+                 metric="locality (other conversations rejected)", value=locality,
+                 anchor=anchor, anchor_value=0.0, seconds=seconds),
     ]
-    return pd.DataFrame(rows, columns=DEMO_COLUMNS)
+    return demo_table(rows)

@@ -3,12 +3,11 @@
 import time
 
 import numpy as np
-import pandas as pd
 from sklearn.linear_model import RidgeCV
 
 from ..datasets import load_ese_covid_victoria
 from ..utils import progress_bar
-from ..utils._registry import DEMO_COLUMNS
+from ..utils._demo_rows import demo_row, demo_table
 from ._ese import ESERegressor, PerSystemRegressor, sliding_window
 
 __all__ = ["run_demo"]
@@ -55,7 +54,7 @@ def run_demo(data_home=None, verbose=1, fast=False):
     for name in progress_bar(methods, verbose=verbose, desc="ESE demo"):
         start = time.perf_counter()
         pred = methods[name]().fit(Xtr, ytr).predict(Xte)
-        rows.append({"method": name, "dataset": dataset, "metric": "RMSE", "value": rmse(pred),
-                     "anchor": "random walk", "anchor_value": rw,
-                     "seconds": time.perf_counter() - start})
-    return pd.DataFrame(rows, columns=DEMO_COLUMNS)
+        rows.append(demo_row(method=name, dataset=dataset, metric="RMSE", value=rmse(pred),
+                             anchor="random walk", anchor_value=rw,
+                             seconds=time.perf_counter() - start))
+    return demo_table(rows)

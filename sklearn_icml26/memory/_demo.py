@@ -10,10 +10,8 @@ gates with the ungated loop that reads everything.
 import time
 import warnings
 
-import pandas as pd
-
 from ..datasets import load_locomo
-from ..utils._registry import DEMO_COLUMNS
+from ..utils._demo_rows import demo_row, demo_table
 from ._embedder import SentenceEmbedder
 from ._protocol import interleaved_memory_eval
 from ._streaming import StreamingMemory
@@ -67,12 +65,12 @@ def run_demo(data_home=None, verbose=1, fast=False):
         if verbose:
             print(f"StreamingMemory(structure={structure!r}): final Recall@5 {value:.3f} "
                   f"(recency {base:.3f}), {secs:.1f} s")
-        rows.append({"method": f"StreamingMemory(structure={structure!r}, "
-                               f"embedder={embedder.backend_!r})",
-                     "dataset": dataset, "metric": "final-round evidence Recall@5",
-                     "value": value, "anchor": "StreamingMemory(structure='recency')",
-                     "anchor_value": base, "seconds": secs})
-    return pd.DataFrame(rows, columns=DEMO_COLUMNS)
+        rows.append(demo_row(method=f"StreamingMemory(structure={structure!r}, "
+                                    f"embedder={embedder.backend_!r})",
+                             dataset=dataset, metric="final-round evidence Recall@5",
+                             value=value, anchor="StreamingMemory(structure='recency')",
+                             anchor_value=base, seconds=secs))
+    return demo_table(rows)
 
 
 def run_grumem_demo(data_home=None, verbose=1, fast=False):
@@ -136,10 +134,10 @@ def run_grumem_demo(data_home=None, verbose=1, fast=False):
 
     rows = []
     for metric, fn in (("chunks read per question", chunks), ("evidence recall", recall)):
-        rows.append({"method": "GatedMemoryReader", "dataset": dataset, "metric": metric,
-                     "value": fn(gated), "anchor": "ungated loop (always write, never exit)",
-                     "anchor_value": fn(vanilla), "seconds": secs})
+        rows.append(demo_row(method="GatedMemoryReader", dataset=dataset, metric=metric,
+                             value=fn(gated), anchor="ungated loop (always write, never exit)",
+                             anchor_value=fn(vanilla), seconds=secs))
         if verbose:
             print(f"GatedMemoryReader {metric}: {fn(gated):.3f} (ungated loop "
                   f"{fn(vanilla):.3f}), {secs:.1f} s")
-    return pd.DataFrame(rows, columns=DEMO_COLUMNS)
+    return demo_table(rows)

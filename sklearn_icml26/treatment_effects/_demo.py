@@ -4,9 +4,9 @@ import time
 import warnings
 
 import numpy as np
-import pandas as pd
 
 from ..datasets import load_btheb, load_respiratory
+from ..utils._demo_rows import demo_row, demo_table
 from ._dynamic_ra import LongitudinalRegressionAdjuster
 
 __all__ = ["run_demo"]
@@ -68,10 +68,9 @@ def run_demo(data_home=None, verbose=1, fast=False):
             anchor = "Lin (HC2)" if observed[t] == n_units else (
                 f"Lin (HC2), completers only ({observed[t]} of {n_units} units)")
             method = "LongitudinalRegressionAdjuster"
-            rows.append({"method": method, "dataset": f"{name} {period}", "metric": "effect",
-                         "value": row["estimate"], "anchor": anchor,
-                         "anchor_value": row["lin"], "seconds": seconds})
-            rows.append({"method": method, "dataset": f"{name} {period}", "metric": "std_err",
-                         "value": row["std_err"], "anchor": anchor,
-                         "anchor_value": row["lin_se"], "seconds": seconds})
-    return pd.DataFrame(rows)
+            for metric, ours, lin in (("effect", "estimate", "lin"),
+                                      ("std_err", "std_err", "lin_se")):
+                rows.append(demo_row(method=method, dataset=f"{name} {period}", metric=metric,
+                                     value=row[ours], anchor=anchor, anchor_value=row[lin],
+                                     seconds=seconds))
+    return demo_table(rows)
