@@ -25,6 +25,7 @@ from ..utils import progress_bar
 from ..utils._parallel import Parallel, delayed
 from ..utils._weights import (
     check_sample_weight,
+    drop_zero_weights,
     fit_with_weights,
     newest_rows_holding,
     weighted_rank_value,
@@ -931,13 +932,9 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         self._system_names = _target_names(y)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64,
                              ensure_min_samples=2)
-        sample_weight = check_sample_weight(sample_weight, X)
-        if sample_weight is not None:  # weight 0 is the window removed: drop it here
-            keep = sample_weight > 0
-            if keep.sum() < 2:
-                raise ValueError(f"sample_weight leaves {int(keep.sum())} window with a positive "
-                                 "weight; ESERegressor needs at least 2.")
-            X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
+        # weight 0 is the window removed: drop it here
+        sample_weight, X, y = drop_zero_weights(check_sample_weight(sample_weight, X), X, y,
+                                                min_rows=2, owner="ESERegressor", what="window")
         n_negative = int(np.count_nonzero(X < 0))
         if n_negative and _system_count(y, X.shape[1])[0] > 1:  # one system: its share is 1
             warnings.warn(
@@ -1468,13 +1465,9 @@ class PerSystemRegressor(RegressorMixin, BaseEstimator):
         self._system_names = _target_names(y)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64,
                              ensure_min_samples=2)
-        sample_weight = check_sample_weight(sample_weight, X)
-        if sample_weight is not None:  # weight 0 is the window removed
-            keep = sample_weight > 0
-            if keep.sum() < 2:
-                raise ValueError(f"sample_weight leaves {int(keep.sum())} window with a positive "
-                                 "weight; PerSystemRegressor needs at least 2.")
-            X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
+        sample_weight, X, y = drop_zero_weights(check_sample_weight(sample_weight, X), X, y,
+                                                min_rows=2, owner="PerSystemRegressor",
+                                                what="window")
         self._y_1d = y.ndim == 1
         n_systems, p = _system_count(y, X.shape[1])
         if self.n_lags is not None and self.n_lags > p:

@@ -21,7 +21,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ..utils._weights import check_sample_weight, fit_with_weights
+from ..utils._weights import check_sample_weight, drop_zero_weights, fit_with_weights
 
 __all__ = ["LinearGaussianTransition"]
 
@@ -174,10 +174,9 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
         """
         H, S = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64)
         S = np.asarray(S, dtype=np.float64)
-        w = check_sample_weight(sample_weight, H)
-        if w is not None:  # weight 0 is the row removed
-            keep = w > 0
-            H, S, w = H[keep], S[keep], w[keep]
+        # weight 0 is the row removed
+        w, H, S = drop_zero_weights(check_sample_weight(sample_weight, H), H, S,
+                                    owner="LinearGaussianTransition")
         self._one_dim = S.ndim == 1
         S2 = S.reshape(len(S), -1)
         n, p = H.shape

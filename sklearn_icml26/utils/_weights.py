@@ -11,8 +11,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.metadata_routing import _routing_enabled
 from sklearn.utils.validation import _check_sample_weight, has_fit_parameter
 
-__all__ = ["check_sample_weight", "fit_with_weights", "newest_rows_holding",
-           "weighted_rank_value"]
+__all__ = ["check_sample_weight", "drop_zero_weights", "fit_with_weights",
+           "newest_rows_holding", "weighted_rank_value"]
 
 
 def check_sample_weight(sample_weight, X):
@@ -40,6 +40,45 @@ def check_sample_weight(sample_weight, X):
         return None
     return _check_sample_weight(sample_weight, X, dtype=np.float64, copy=True,
                                 ensure_non_negative=True)
+
+
+def drop_zero_weights(sample_weight, *arrays, min_rows=1, owner="the estimator",
+                      what="row"):
+    """The rows of positive weight of ``arrays`` and their weights (weight 0: row removed).
+
+    Parameters
+    ----------
+    sample_weight : ndarray of shape (n_samples,) or None
+        Validated weights (:func:`check_sample_weight`); ``None`` returns the inputs.
+    *arrays : ndarray
+        Arrays with ``n_samples`` rows.
+    min_rows : int, default=1
+        Fewest rows of positive weight allowed.
+    owner : str, default="the estimator"
+        Name used in the error message.
+    what : str, default="row"
+        What a row is (e.g. "window"), for the error message.
+
+    Returns
+    -------
+    sample_weight, *arrays
+        The weights and arrays restricted to the rows of positive weight.
+
+    Raises
+    ------
+    ValueError
+        If fewer than ``min_rows`` rows have a positive weight.
+    """
+    if sample_weight is None:
+        return (None, *arrays)
+    keep = sample_weight > 0
+    if keep.sum() < min_rows:
+        raise ValueError(f"sample_weight leaves {int(keep.sum())} {what}"
+                         f"{'' if keep.sum() == 1 else 's'} with a positive weight; {owner} "
+                         f"needs at least {min_rows}.")
+    if keep.all():
+        return (sample_weight, *arrays)
+    return (sample_weight[keep], *(a[keep] for a in arrays))
 
 
 def _accepts_weights(estimator):
