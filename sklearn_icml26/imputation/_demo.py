@@ -31,8 +31,8 @@ def run_demo(data_home=None, verbose=1, fast=False):
     verbose : int, default=1
         ``1`` prints progress.
     fast : bool, default=False
-        A short version (the first 1,000 hours, 2 epochs) instead of the whole file and 10
-        epochs.
+        A short version (the first 1,000 hours, 2 epochs) instead of the whole file and the
+        estimator's default 5 epochs.
 
     Returns
     -------
@@ -65,9 +65,8 @@ def run_demo(data_home=None, verbose=1, fast=False):
     if verbose:
         print(f"[neuromamba demo] fitting {ours} on {dataset} ...", flush=True)
     start = time.perf_counter()
-    imp = NeuroMambaImputer(feature_groups=groups, window=48, stride=48, d_model=16, d_state=4,
-                            max_epochs=2 if fast else 10, batch_size=16, lr=3e-3,
-                            random_state=0)
+    imp = NeuroMambaImputer(feature_groups=groups, seasonal_period=24,
+                            max_epochs=2 if fast else 5, random_state=0)
     results[ours] = mae(imp.fit_transform(Xc))
     seconds[ours] = time.perf_counter() - start
     scaler = StandardScaler().fit(Xc)
