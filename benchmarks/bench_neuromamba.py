@@ -333,7 +333,8 @@ def _one_nn(X3, split, target):
     return float((pred == target[test]).mean())
 
 
-def bench_basic_motions(args, params, seeds, log, rows):
+def bench_basic_motions(args, params, seeds, log, rows, ablations_only=False,
+                        with_ablations=True):
     bm = load_basic_motions()
     X3, target, split = bm.data, bm.target, bm.split
     if args.quick:
@@ -350,6 +351,8 @@ def bench_basic_motions(args, params, seeds, log, rows):
                  "accuracy_1nn": clean_acc})
     scenarios = ["gyroscope drop 30 steps"] if args.quick else [
         "gyroscope drop 30 steps", "point drop 10 %", "impulses 2 %"]
+    if ablations_only:
+        scenarios = [s for s in scenarios if s in BM_ABLATION_SCENARIOS]
     anchors = _anchors(seasonal=False, quick=args.quick)
     for name in scenarios:
         for seed in seeds:
@@ -362,8 +365,9 @@ def bench_basic_motions(args, params, seeds, log, rows):
                 Xc, mask = make_sensor_outages(X_full, "impulse", p=0.02, random_state=seed)
             dataset = f"basic motions / {name}"
             impulse = name.startswith("impulse")
-            methods = [(METHOD, params)]
-            if seed == seeds[0] and not args.quick and name in BM_ABLATION_SCENARIOS:
+            methods = [] if ablations_only else [(METHOD, params)]
+            if (seed == seeds[0] and not args.quick and name in BM_ABLATION_SCENARIOS
+                    and (with_ablations or ablations_only)):
                 methods += [(f"{METHOD} ({a})", {**params, **kw}) for a, kw in ABLATIONS.items()]
             for method, p in methods:
                 out, flags, secs = _ours(p, Xc, groups, series_id=sid, rectify=impulse)
@@ -383,6 +387,9 @@ def bench_basic_motions(args, params, seeds, log, rows):
                 return "Hampel + pandas interpolate", _mae_sd(
                     _interpolate(np.where(flags, np.nan, Xc), series), X_full, mask, sd)
 
+            if ablations_only:
+                yield
+                continue
             reused = _reused_anchors(args, dataset, seed, check)
             if reused:
                 rows.extend(reused)
@@ -494,7 +501,10 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--parts", nargs="*", default=["aq", "aq_ablations", "bm"],
                         help="aq, aq_ablations (the Air Quality ablations on their own), "
-                             "aq_pypots (SAITS and BRITS, with --pypots-python), bm")
+                             "aq_pypots (SAITS and BRITS, with --pypots-python), bm, "
+                             "bm_ablations (the BasicMotions ablations on their own)")
+    parser.add_argument("--skip", nargs="*", default=[],
+                        help="bm_ablations: the bm part runs without its ablations")
     parser.add_argument("--ablation-scenarios", nargs="*", default=None,
                         help="Air Quality scenarios of the ablations (name prefixes)")
     parser.add_argument("--pypots-python", default=None, metavar="PYTHON",
@@ -567,7 +577,11 @@ def main(argv=None):
     if "aq_pypots" in args.parts and args.pypots_python and not args.quick:
         parts.append(bench_air_quality(args, params, seeds, log, rows, pypots=True))
     if "bm" in args.parts:
-        parts.append(bench_basic_motions(args, params, seeds, log, rows))
+        parts.append(bench_basic_motions(args, params, seeds, log, rows,
+                                         with_ablations="bm_ablations" not in args.skip))
+    if "bm_ablations" in args.parts and not args.quick:
+        parts.append(bench_basic_motions(args, params, seeds[:1], log, rows,
+                                         ablations_only=True))
     path = None
     for part in parts:
         for _ in part:  # write partial results after every (scenario, seed)
