@@ -58,3 +58,43 @@ def test_one_torch_thread_keeps_the_queries_on_the_calling_thread():
     assert crit.query_threads is None and torch.get_num_threads() == 1
     crit.tree = object()  # would fail if queried
     assert crit.distance_async(torch.zeros(3, 2)) is None
+
+
+def test_point_trimmed_extraction_evaluates_only_near_nodes_and_keeps_every_face(monkeypatch):
+    """trim='points' evaluates the grid only near the input points: same mesh, bit for bit."""
+    from sklearn_icml26.surface import _mpf
+
+    H, _ = make_thin_shell("open_hemisphere", 2000, random_state=0)
+    est = MPFSurface(hidden_width=32, head_width=16, max_epochs=2, batch_size=500,
+                     warm_start_iter=30, random_state=0).fit(H)
+    calls = []
+    original = _mpf.MPFSurface._fields_normalised
+
+    def counting(self, Qn, *args, **kwargs):
+        calls.append(len(Qn))
+        return original(self, Qn, *args, **kwargs)
+
+    monkeypatch.setattr(_mpf.MPFSurface, "_fields_normalised", counting)
+    cut = np.array([[-1.0, -0.6, -0.2], [0.7, 1.0, 1.0]])  # a box through the shape
+    cases = [dict(resolution=48), dict(resolution=64, bounds=cut)]
+    band = []
+    for kw in cases:
+        calls.clear()
+        band.append(est.extract_mesh(**kw, trim="points"))
+        band[-1] += (sum(calls),)
+    monkeypatch.setattr(_mpf, "_SLAB_POINTS", 64 * 64 * 5)  # several slabs and seams
+    band_slabs = est.extract_mesh(64, bounds=cut, trim="points")
+    full_nodes = lambda self, axes, step, first, n: np.ones(  # noqa: E731
+        (n, len(axes[1]), len(axes[2])), dtype=bool)
+    monkeypatch.setattr(_mpf.MPFSurface, "_near_nodes", full_nodes)
+    full_slabs = est.extract_mesh(64, bounds=cut, trim="points")
+    monkeypatch.setattr(_mpf, "_SLAB_POINTS", 2**22)
+    for kw, (V, F, evaluated) in zip(cases, band, strict=True):
+        calls.clear()
+        V0, F0 = est.extract_mesh(**kw, trim="points")
+        assert len(F0) > 100
+        np.testing.assert_array_equal(V, V0)
+        np.testing.assert_array_equal(F, F0)
+        assert evaluated < 0.5 * sum(calls)  # the band is a fraction of the grid
+    for a, b in zip(band_slabs, full_slabs, strict=True):
+        np.testing.assert_array_equal(a, b)
