@@ -28,6 +28,7 @@ unidirectional, no cross-group mixing.
 ablations.
 """
 
+import os
 import sys
 import time
 import warnings
@@ -281,7 +282,7 @@ def bench_air_quality(args, params, seeds, log, rows, ablations_only=False, pypo
                 out, _, secs = _ours(p, Xc, groups)
                 rows.append({"dataset": dataset, "method": method, "seed": seed,
                              "mae_sd": _mae_sd(out, X_full, mask, sd), "fit_seconds": secs,
-                             "n_hidden": int(mask.sum())})
+                             "n_hidden": int(mask.sum()), "load_1min": os.getloadavg()[0]})
                 log(f"{dataset} seed {seed} {method}: {rows[-1]['mae_sd']:.3f} ({secs:.0f} s)")
             if pypots:
                 if seed not in args.pypots_seeds:
@@ -291,7 +292,8 @@ def bench_air_quality(args, params, seeds, log, rows, ablations_only=False, pypo
                     rows.append({"dataset": dataset, "method": f"PyPOTS {name}", "seed": seed,
                                  "mae_sd": _mae_sd(out, X_full, mask, sd),
                                  "fit_seconds": secs, "n_hidden": int(mask.sum()),
-                                 "epochs": PYPOTS_EPOCHS[name]})
+                                 "epochs": PYPOTS_EPOCHS[name],
+                                 "load_1min": os.getloadavg()[0]})
                     log(f"{dataset} seed {seed} PyPOTS {name}: {rows[-1]['mae_sd']:.3f} "
                         f"({secs:.0f} s)")
                 yield
@@ -374,7 +376,7 @@ def bench_basic_motions(args, params, seeds, log, rows, ablations_only=False,
                 row = {"dataset": dataset, "method": method, "seed": seed,
                        "mae_sd": _mae_sd(out, X_full, mask, sd),
                        "accuracy_1nn": _one_nn(out.reshape(n, T, F), split, target),
-                       "fit_seconds": secs}
+                       "fit_seconds": secs, "load_1min": os.getloadavg()[0]}
                 if impulse:
                     row["impulse_f1"] = _f1(flags, mask) if flags is not None else 0.0
                 rows.append(row)
@@ -595,6 +597,12 @@ def main(argv=None):
             for d in ("air quality", "basic motions")}
     protocol += f" Seeds run: Air Quality {seen['air quality']}, BasicMotions " \
                 f"{seen['basic motions']}."
+    loads = [r["load_1min"] for r in rows if "load_1min" in r]
+    if loads:
+        notes.append(f"Machine load: the 1-minute load average after the fits of this run "
+                     f"(ours and PyPOTS; column load_1min) ranged {min(loads):.1f}-"
+                     f"{max(loads):.1f} on {os.cpu_count()} CPUs (a machine shared with "
+                     "other jobs), so fit_seconds are inflated accordingly.")
 
     path = write_results("neuromamba", rows + summary, args.quick, args.output, targets=tgt,
                          protocol=protocol, notes=notes)
