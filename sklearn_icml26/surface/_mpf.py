@@ -1625,7 +1625,9 @@ default="adam"
                 buffer[0] = slab[-1]
                 have_prev = True
         if not lo_value < level_n < hi_value:
-            warnings.warn(f"the field does not cross level {level:g} inside the box "
+            where = ("near the input points (the only place trim='points' keeps faces)"
+                     if band else "inside the box")
+            warnings.warn(f"the field does not cross level {level:g} {where} "
                           f"(range [{lo_value / self.scale_:.4g}, {hi_value / self.scale_:.4g}]"
                           "); returning an empty mesh.", UserWarning, stacklevel=2)
             return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64)
