@@ -145,7 +145,8 @@ def run_one(dataset, method, cls, params, seed, cfg):
             "diagnose_steps": steps.tolist(),
             "q_max_every_50": est.q_max_history_[::50].tolist(),
             "mean_budget_scale": scale, "fit_seconds": seconds, "cpu_seconds": cpu,
-            "cpu_seconds_per_step": cpu / max(int(est.n_iter_), 1)}
+            "cpu_seconds_per_step": cpu / max(int(est.n_iter_), 1),
+            "load_average_1min": os.getloadavg()[0]}
 
 
 def summarise(runs, q_bound):
@@ -433,6 +434,14 @@ def _write(path, runs, timings, args, quick, extra_notes=()):
     # the per-run records (histories included) go to a "runs" entry of the same file
     payload = json.loads(Path(path).read_text())
     payload["runs"] = runs
+    loads = [r["load_average_1min"] for r in runs if r.get("load_average_1min") is not None]
+    loads += [x for t in timings for x in t.get("load_average", [])[:1]]
+    if loads:
+        payload["machine"]["note"] = (
+            f"{payload['machine']['cpu_count']} CPUs shared with other engineers' jobs; 1-minute "
+            f"load average at the end of each run {min(loads):.1f}-{max(loads):.1f} (median "
+            f"{float(np.median(loads)):.1f}), so wall seconds are inflated; CPU seconds per "
+            "step are the process's own.")
     if timings:
         payload["timings"] = timings
     Path(path).write_text(json.dumps(payload, indent=2, default=float) + "\n")
