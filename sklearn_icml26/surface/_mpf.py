@@ -584,8 +584,8 @@ class _MPFTraining(Callback):
         # torch's multi-tensor Adam / AdamW update (the default only on accelerators): the
         # same arithmetic in fewer calls
         for group in net.optimizer_.param_groups:
-            if group.get("foreach", False) is None and isinstance(
-                    net.optimizer_, (torch.optim.Adam, torch.optim.AdamW)):
+            if (group.get("foreach", False) is None and not group.get("fused")
+                    and isinstance(net.optimizer_, (torch.optim.Adam, torch.optim.AdamW))):
                 group["foreach"] = True
         if self.warm_start_iter > 0:
             self._warm_start(module, crit)
