@@ -426,6 +426,20 @@ def merge_results(paths):
     return list(table.values())
 
 
+def _add_machine_note(path, rows):
+    """Write the range of the recorded load averages into the result file's machine note."""
+    loads = [v for r in rows for v in r.get("load_average_per_seed", []) if v is not None]
+    payload = json.loads(Path(path).read_text())
+    note = f"{os.cpu_count()} CPUs shared with other jobs, one torch thread per fit"
+    if loads:
+        missing = sum(v is None for r in rows for v in r.get("load_average_per_seed", [None]))
+        note += (f"; 1-minute load average {min(loads):.1f}-{max(loads):.1f} after the fits "
+                 f"that recorded it ({len(loads)} of {len(loads) + missing})")
+    payload["machine"]["note"] = note
+    Path(path).write_text(json.dumps(payload, indent=2, default=float) + "\n")
+    return path
+
+
 def main(argv=None):
     parser = benchmark_parser(__doc__.splitlines()[0])
     parser.add_argument("--n-train-a", type=int, default=FULL["A"]["n_train"])
@@ -455,6 +469,7 @@ def main(argv=None):
                              targets=tgts, protocol=describe_protocol(rows, False, DEPTHS,
                                                                       SIZES),
                              notes=NOTES + args.extra_note + winners)
+        _add_machine_note(path, rows)
         print(markdown_table(tgts, ["target", "spec", "measured", "met"],
                              headers={"spec": "goal"}))
         print(f"\nwrote {path}")
@@ -483,10 +498,11 @@ def main(argv=None):
 
     def write(rows):
         summary, tgts, winners = summarize(rows)
-        return write_results("holder_transformer", rows + summary, args.quick, args.output,
+        path = write_results("holder_transformer", rows + summary, args.quick, args.output,
                              targets=tgts, protocol=describe_protocol(rows, args.quick, depths,
                                                                       sizes),
                              notes=notes + winners)
+        return _add_machine_note(path, rows)
 
     rows = bench_depth(fa, depths, n_train, ea, sa, log, checkpoint=write)
     if rows:
