@@ -1,10 +1,12 @@
-"""The faster training path of MPFSurface changes no number.
+"""The faster paths of MPFSurface change no number.
 
-The distance targets of a step (a kd-tree query) run in worker threads beside the network
-when torch may use more than one thread; the fitted fields must equal the single-thread
-path's bit for bit, the threads must be gone after ``fit`` and the estimator must pickle.
+With ``n_jobs >= 2`` the distance targets of a step (a kd-tree query) run in worker threads
+beside the network; the fitted fields must equal the single-thread path's bit for bit, the
+threads must be gone after ``fit`` and the estimator must pickle. The point-trimmed
+extraction evaluates only grid nodes near the points and must give the full grid's mesh.
 """
 
+import os
 import pickle
 import threading
 
@@ -21,8 +23,8 @@ SMALL = dict(hidden_width=16, head_width=8, max_epochs=3, batch_size=100,
              warm_start_iter=20, random_state=0)
 
 
-def _fit(field, X):
-    return MPFSurface(field=field, **SMALL).fit(X)
+def _fit(field, X, **kw):
+    return MPFSurface(field=field, **SMALL, **kw).fit(X)
 
 
 def test_threaded_distance_queries_give_the_same_fit(monkeypatch):
@@ -37,11 +39,11 @@ def test_threaded_distance_queries_give_the_same_fit(monkeypatch):
         submitted.append(fut is not None)
         return fut
 
-    monkeypatch.setattr(_MPFCriterion, "query_threads", 2)
     monkeypatch.setattr(_MPFCriterion, "distance_async", spy)
     for field in sync:
         submitted.clear()
-        est = _fit(field, X)
+        est = _fit(field, X, n_jobs=2)
+        assert est.net_.criterion_.query_threads == 1
         # every warm-start step and every training step queried in a thread
         assert len(submitted) == SMALL["warm_start_iter"] + est.n_iter_ and all(submitted)
         np.testing.assert_array_equal(est.transform(Q), sync[field].transform(Q))
@@ -52,12 +54,18 @@ def test_threaded_distance_queries_give_the_same_fit(monkeypatch):
     assert not [t for t in threading.enumerate() if t.name.startswith("mpf-dx")]
 
 
-def test_one_torch_thread_keeps_the_queries_on_the_calling_thread():
+def test_default_keeps_the_queries_on_the_calling_thread():
     X, _ = make_thin_shell("open_arc", 200, random_state=0)
-    crit = MPFSurface(**SMALL).fit(X).net_.criterion_
-    assert crit.query_threads is None and torch.get_num_threads() == 1
-    crit.tree = object()  # would fail if queried
-    assert crit.distance_async(torch.zeros(3, 2)) is None
+    est = MPFSurface(n_jobs=-1)
+    est._fit_state = dict(weights={}, tree=None)
+    assert est._build_criterion().query_threads == min(2, (os.cpu_count() or 1) - 1)
+    est.n_jobs = 5
+    assert est._build_criterion().query_threads == 2
+    for n_jobs in (None, 1):
+        crit = MPFSurface(**SMALL, n_jobs=n_jobs).fit(X).net_.criterion_
+        assert crit.query_threads == 0
+        crit.tree = object()  # would fail if queried
+        assert crit.distance_async(torch.zeros(3, 2)) is None
 
 
 def test_point_trimmed_extraction_evaluates_only_near_nodes_and_keeps_every_face(monkeypatch):
