@@ -16,7 +16,9 @@ interrupted run keeps what finished. On a GPU machine::
     PYTHONUNBUFFERED=1 python3 benchmarks/bench_mpf.py --device cuda --workers 4 \\
         --output OUT/mpf.json
 
-``--methods anchors`` runs only the Open3D rows (CPU); ``--merge A.json B.json`` joins the rows
+``--methods anchors`` runs only the Open3D rows (CPU); in the speed arm, ``--params`` (e.g.
+``'{"n_jobs": 2}'`` with ``--threads 1``: the distance queries on the second core) is named
+in the row; ``--merge A.json B.json`` joins the rows
 of several runs (later files win on the same dataset, noise and method) and re-checks the
 targets; ``--time-one-fit`` times one default MPF fit on this machine (the speed
 target "<= 5 min per fit on 2 cores" is measured that way, on the 2-core machine). The row
@@ -609,7 +611,10 @@ def main(argv=None):
                 jobs.append((neural_job, (shape, 0.0, "mpf", {**params, **BEFORE},
                                           [args.resolution], 100000, args.device, threads,
                                           None, "", "autograd")))
-            labels = ["MPFSurface[speed, default]", "MPFSurface[speed, before]"]
+            # extra parameters (e.g. --params '{"n_jobs": 2}' --threads 1) name the row, so
+            # only the plain default is checked against the speed target
+            own = "".join(f", {k}={v}" for k, v in extra.items())
+            labels = [f"MPFSurface[speed, default{own}]", f"MPFSurface[speed, before{own}]"]
             for (func, job_args), label in zip(jobs, labels[:len(jobs)], strict=True):
                 new = []  # one fit at a time, in order, each in a fresh process
                 run_pool([(func, job_args)], 1, start, None,
