@@ -228,6 +228,16 @@ def run_exact_timing(settings):
              "peak_memory_mb": None}]
 
 
+def _deepxde_lbfgs(dde, maxiter):
+    """L-BFGS for at most ``maxiter`` iterations, as ours. DeepXDE's pytorch backend fixes its
+    iterations per optimiser call at import time (1000 with its default ``maxiter``), which
+    ``set_LBFGS_options`` does not update: left alone, it would run 1000 iterations."""
+    dde.optimizers.config.set_LBFGS_options(maxiter=maxiter)
+    options = dde.optimizers.config.LBFGS_options
+    options["iter_per_step"] = maxiter
+    options["fun_per_step"] = options["maxfun"]
+
+
 def run_deepxde(seed, settings):
     """DeepXDE on heat_1d: same network, points and optimiser schedule (accuracy anchor)."""
     os.environ.setdefault("DDE_BACKEND", "pytorch")
@@ -262,7 +272,7 @@ def run_deepxde(seed, settings):
         warnings.simplefilter("ignore")
         model.compile("adam", lr=1e-3)
         model.train(iterations=settings["adam"], display_every=10**9, verbose=0)
-        dde.optimizers.config.set_LBFGS_options(maxiter=settings["lbfgs"])
+        _deepxde_lbfgs(dde, settings["lbfgs"])
         model.compile("L-BFGS")
         model.train(display_every=10**9, verbose=0)
     sec = time.perf_counter() - start
@@ -271,6 +281,56 @@ def run_deepxde(seed, settings):
     exact = np.sin(np.pi * grid[:, 0]) * np.exp(-grid[:, 1])
     return [{"dataset": "heat_1d", "method": "deepxde", "config": "good", "seed": seed,
              "version": dde.__version__,
+             "relative_l2": float(np.linalg.norm(pred - exact) / np.linalg.norm(exact)),
+             "fit_seconds": sec, "peak_memory_mb": None}]
+
+
+def run_deepxde_drift(seed, settings):
+    """DeepXDE on drift_diffusion_1d (the authors' 2-64-64-64-1 network and input map x / 2 pi,
+    our points and schedule): is the good configuration trainable at this budget at all?"""
+    os.environ.setdefault("DDE_BACKEND", "pytorch")
+    torch.set_num_threads(1)
+    try:
+        import deepxde as dde
+    except ImportError:
+        return [{"dataset": "drift_diffusion_1d", "method": "deepxde", "seed": seed,
+                 "status": "not installed"}]
+    dde.config.set_default_float("float64")
+    dde.config.set_random_seed(seed)
+    problem = drift_diffusion_1d()
+    X = make_pde_collocation(problem, *settings["points"][("drift_diffusion_1d", "good")],
+                             random_state=seed)
+    two_pi = 2 * np.pi
+    geom = dde.geometry.GeometryXTime(dde.geometry.Interval(0, two_pi),
+                                      dde.geometry.TimeDomain(0, 1))
+
+    def pde(x, u):
+        u_x = dde.grad.jacobian(u, x, i=0, j=0)
+        u_t = dde.grad.jacobian(u, x, i=0, j=1)
+        u_xx = dde.grad.hessian(u, x, i=0, j=0)
+        return u_t - 1.0 * u_xx + 20.0 * u_x
+
+    bc = dde.icbc.PeriodicBC(geom, 0, lambda x, on: on, derivative_order=0)
+    ic = dde.icbc.IC(geom, lambda x: np.sin(2 * x[:, 0:1] + np.pi / 4), lambda x, on: on)
+    data = dde.data.TimePDE(geom, pde, [bc, ic], num_domain=0, num_boundary=0, num_initial=0,
+                            anchors=X)
+    net = dde.nn.FNN([2, *HIDDEN["drift_diffusion_1d"], 1], "tanh", "Glorot normal")
+    net.apply_feature_transform(lambda x: torch.cat([x[:, 0:1] / two_pi, x[:, 1:2]], dim=1))
+    model = dde.Model(data, net)
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.compile("adam", lr=1e-3)
+        model.train(iterations=settings["adam"], display_every=10**9, verbose=0)
+        _deepxde_lbfgs(dde, settings["lbfgs"])
+        model.compile("L-BFGS")
+        model.train(display_every=10**9, verbose=0)
+    sec = time.perf_counter() - start
+    grid = _grid(problem, 100)
+    pred = model.predict(grid).ravel()
+    exact = problem.exact_solution(torch.as_tensor(grid)).numpy().ravel()
+    return [{"dataset": "drift_diffusion_1d", "method": "deepxde", "config": "good",
+             "seed": seed, "version": dde.__version__,
              "relative_l2": float(np.linalg.norm(pred - exact) / np.linalg.norm(exact)),
              "fit_seconds": sec, "peak_memory_mb": None}]
 
@@ -320,7 +380,8 @@ def targets(rows, summary_rows, settings):
         l2 = float(np.mean([r["relative_l2"] for r in good_heat]))
         out.append({"target": "good heat PINN relative L2 (mean over seeds)",
                     "spec": "<= 3e-3 (2x DeepXDE's 1.5e-3)", "measured": l2, "met": l2 <= 3e-3})
-        dde_rows = [r for r in rows if r["method"] == "deepxde" and "relative_l2" in r]
+        dde_rows = [r for r in rows if r["method"] == "deepxde" and "relative_l2" in r
+                    and r["dataset"] == "heat_1d"]
         if dde_rows:
             ref = float(np.mean([r["relative_l2"] for r in dde_rows]))
             out.append({"target": "good heat PINN relative L2 vs DeepXDE (same schedule)",
@@ -379,7 +440,15 @@ def _outcome_notes(rows, summary):
                      f"{', '.join(same) if same else 'none'} "
                      f"({row['n_diagnostics_same_direction']} of {len(DIAGNOSTICS)}).")
         notes.append(text)
-    dde_rows = [r for r in rows if r["method"] == "deepxde" and "relative_l2" in r]
+    dde_rows = [r for r in rows if r["method"] == "deepxde" and "relative_l2" in r
+                and r["dataset"] == "heat_1d"]
+    drift_dde = [r for r in rows if r["method"] == "deepxde" and "relative_l2" in r
+                 and r["dataset"] == "drift_diffusion_1d"]
+    if drift_dde:
+        notes.append(f"DeepXDE on drift_diffusion_1d (2-64-64-64-1, input x / 2 pi, same points "
+                     f"and schedule): relative L2 {_fmt([r['relative_l2'] for r in drift_dde])} "
+                     f"(seeds {[r['seed'] for r in drift_dde]}), "
+                     f"{_fmt([r['fit_seconds'] for r in drift_dde])} s per fit.")
     if dde_rows:
         notes.append(f"DeepXDE {dde_rows[0]['version']} (pytorch backend, same network, points "
                      f"and schedule) on heat_1d: relative L2 "
@@ -422,8 +491,10 @@ def _protocol(settings, quick):
             f"grid; leave-one-out on heat_1d for seeds {settings['loo_seeds']} (good) and "
             f"{settings['loo_bad_seeds']} (bad), 3 dropped points each, 500 test points; captum "
             f"parity on a 2-16-16-1 heat PINN (240 points, 100 test points) at "
-            f"Arnoldi{tuple(settings['captum_arnoldi'])}; DeepXDE seeds "
-            f"{settings['deepxde_seeds']} with the same schedule. {settings.get('note', '')}")
+            f"Arnoldi{tuple(settings['captum_arnoldi'])}; DeepXDE with the same networks, "
+            f"points and schedule on heat_1d for seeds {settings['deepxde_seeds']} and on "
+            f"drift_diffusion_1d for seeds {settings.get('deepxde_drift_seeds', [])}. "
+            f"{settings.get('note', '')}")
 
 
 def main(argv=None):
@@ -434,6 +505,7 @@ def main(argv=None):
     parser.add_argument("--loo-seeds", type=int, nargs="*", default=[0, 1, 2])
     parser.add_argument("--loo-bad-seeds", type=int, nargs="*", default=[0, 1, 2])
     parser.add_argument("--deepxde-seeds", type=int, nargs="*", default=[0, 1, 2])
+    parser.add_argument("--deepxde-drift-seeds", type=int, nargs="*", default=[0])
     parser.add_argument("--problems", nargs="+", default=list(PROBLEMS), choices=list(PROBLEMS))
     parser.add_argument("--seeds-drift", type=int, nargs="*", default=None,
                         help="seeds of drift_diffusion_1d (default: --seeds)")
@@ -464,7 +536,7 @@ def main(argv=None):
                         points=points, arnoldi=(200, 50), diag_grid=50,
                         loo_seeds=args.loo_seeds, loo_bad_seeds=args.loo_bad_seeds,
                         deepxde_seeds=args.deepxde_seeds, captum_arnoldi=(60, 20),
-                        note=args.note)
+                        deepxde_drift_seeds=args.deepxde_drift_seeds, note=args.note)
     # priority order: seed by seed, the good/bad pairs of each problem and the DeepXDE anchor,
     # then the influence anchors and timings, then leave-one-out (report-only), so that a
     # run stopped early keeps complete pairs
@@ -478,6 +550,8 @@ def main(argv=None):
                 tasks += [("case", (name, "good", seed)), ("case", (name, "bad", seed))]
         if seed in settings["deepxde_seeds"]:
             tasks.append(("deepxde", (seed,)))
+        if seed in settings.get("deepxde_drift_seeds", ()) and "drift_diffusion_1d" in names:
+            tasks.append(("deepxde_drift", (seed,)))
     if not quick and not args.no_captum:
         tasks.append(("captum", ()))
     if not quick and not args.no_exact_timing:
@@ -506,6 +580,8 @@ def main(argv=None):
             result = run_loo(*task_args, settings)
         elif kind == "deepxde":
             result = run_deepxde(*task_args, settings)
+        elif kind == "deepxde_drift":
+            result = run_deepxde_drift(*task_args, settings)
         elif kind == "captum":
             result = run_captum(settings)
         else:
