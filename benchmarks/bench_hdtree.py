@@ -17,7 +17,7 @@ clusters (igraph flavour, resolution 1) with PAGA's spanning tree of them, roote
 cell's cluster, scored as a hierarchy (cells on their cluster's node) beside HDTree's tree cut
 to the same number of clusters.
 
-``--quick``: 20 epochs, 1 seed, 500 digits, no scanpy. The full run uses the defaults of
+``--quick``: 5 epochs, 1 seed, 300 digits, no scanpy. The full run uses the defaults of
 HDTreeLineage (300 epochs) with ``--seeds`` (default 0-2) on every dataset; it writes partial
 results after each dataset. ``--cache DIR`` keeps the fits (pickled) so that a later run
 re-evaluates them without refitting; ``--carry-from FILE`` copies the rows of datasets not
@@ -152,7 +152,7 @@ def _recon(model, X, rng_seed=0, max_rows=500):
 def bench_digits(quick, seeds, epochs, n_rows=None):
     X, y = load_digits(return_X_y=True)
     if quick:
-        X, y = X[:500], y[:500]
+        X, y = X[:300], y[:300]
     if n_rows is not None:
         X, y = X[:n_rows], y[:n_rows]
     rows = []
@@ -584,7 +584,7 @@ def main(argv=None):
     warnings.simplefilter("ignore", UserWarning)
     start = time.perf_counter()
     if args.quick:
-        seeds, epochs, use_scanpy = [0], 20, False
+        seeds, epochs, use_scanpy = [0], 5, False
         rows = bench_digits(True, seeds, epochs)
         path = write_results("hdtree", rows, args.quick, args.output)
     else:
