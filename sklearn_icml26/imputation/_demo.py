@@ -32,7 +32,7 @@ def run_demo(data_home=None, verbose=1, fast=False):
         ``1`` prints progress.
     fast : bool, default=False
         A short version (the first 1,000 hours, 2 epochs) instead of the whole file and the
-        estimator's default 5 epochs.
+        estimator's default 15 epochs.
 
     Returns
     -------
@@ -66,7 +66,7 @@ def run_demo(data_home=None, verbose=1, fast=False):
         print(f"[neuromamba demo] fitting {ours} on {dataset} ...", flush=True)
     start = time.perf_counter()
     imp = NeuroMambaImputer(feature_groups=groups, seasonal_period=24,
-                            max_epochs=2 if fast else 5, random_state=0)
+                            max_epochs=2 if fast else 15, random_state=0)
     results[ours] = mae(imp.fit_transform(Xc))
     seconds[ours] = time.perf_counter() - start
     scaler = StandardScaler().fit(Xc)

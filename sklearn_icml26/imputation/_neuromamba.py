@@ -604,7 +604,7 @@ class NeuroMambaImputer(OneToOneFeatureMixin, TransformerMixin, TorchEstimatorMi
         at least 1. Adds the seasonal profile of the window to the reconstruction context;
         useful when every sensor is down at once. Needs ``window`` of at least two periods
         to see a lag on each side. ``None`` uses no seasonal context.
-    max_epochs : int, default=5
+    max_epochs : int, default=15
         Passes over the training windows. Few are needed because the reconstruction starts
         from the interpolation and the cross-group fill.
     batch_size : int, default=32
@@ -731,7 +731,7 @@ default="adamw"
                  mixing=True, gate=True, lif_beta=0.9, lif_threshold=1.0,
                  surrogate_slope=10.0, lambda_gate=0.1, lambda_observed=0.1,
                  rectify_observed=False, corruption=None, seasonal_period=None,
-                 max_epochs=5, batch_size=32, lr=3e-3, optimizer="adamw",
+                 max_epochs=15, batch_size=32, lr=3e-3, optimizer="adamw",
                  optimizer_params=None, precision="float32", device="cpu", random_state=None,
                  verbose=0):
         self.feature_groups = feature_groups
