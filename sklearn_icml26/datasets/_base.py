@@ -199,15 +199,17 @@ def fetch_files(dataset, files, data_home=None, download_if_missing=True):
                     path=target.parent,
                     progressbar=False,
                 )
-            except Exception as exc:  # network errors, HTTP errors, checksum mismatch
+            except BaseException as exc:  # network, HTTP, checksum; also an interrupt
+                for path in reversed(created):  # deepest first; only the ones still empty
+                    if path.is_dir() and not any(path.iterdir()):
+                        path.rmdir()
+                if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit
+                    raise
                 # the first line names the problem (no network, HTTP status, checksum); the
                 # chained exception keeps the whole story
                 first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
                 if len(first_line) > 200:
                     first_line = first_line[:197] + "..."
-                for path in reversed(created):  # deepest first; only the ones still empty
-                    if path.is_dir() and not any(path.iterdir()):
-                        path.rmdir()
                 raise _fail(f"download of {f.path} failed: {type(exc).__name__}"
                             + (f": {first_line}" if first_line else "")) from exc
     finally:

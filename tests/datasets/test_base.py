@@ -97,6 +97,21 @@ def test_failed_download_leaves_no_empty_folders(tmp_path):
     assert list(home.iterdir()) == []
 
 
+def test_interrupted_download_leaves_no_empty_folders(tmp_path, monkeypatch):
+    # Ctrl-C during a slow download is not turned into an OSError, but it cleans up too
+    import pooch
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pooch, "retrieve", interrupted)
+    home = get_data_home(tmp_path / "home")
+    with pytest.raises(KeyboardInterrupt):
+        fetch_files("ds", [RemoteFile("sub/a.csv", "http://127.0.0.1:9/a.csv", "0" * 64)],
+                    data_home=home)
+    assert list(home.iterdir()) == []
+
+
 def test_failed_download_keeps_folders_that_were_there(tmp_path):
     home = get_data_home(tmp_path / "home")
     (home / "ds").mkdir()
