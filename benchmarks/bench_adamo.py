@@ -375,8 +375,11 @@ def describe_protocol(runs, args, quick):
     n_cells = len(CALIBRATION)
     if not missing and len(calib_done) == n_cells:
         return "FULL protocol: " + text
-    return ("REDUCED protocol: " + text + " Not run (CPU budget of a 2-core machine shared "
-            "with other jobs): " + ("; ".join(missing) if missing else "no comparison row")
+    return ("REDUCED protocol: " + text + " The runs went in order of what they answer (the "
+            "cheap collapsing baselines, then seed by seed Adam and AdamO with a Polyak target, "
+            "AdamO tau=1 and the LayerNorm critics without one) until the CPU time available "
+            "on a 2-core machine shared with other jobs ran out. Not run: "
+            + ("; ".join(missing) if missing else "no comparison row")
             + f". Calibration grid (Adam, lr x target x behaviour, {args.steps_calibration} "
             f"steps): {len(calib_done)} of {n_cells} cells run"
             + (f" ({', '.join(c.removeprefix('calibration ') for c in calib_done)})"
