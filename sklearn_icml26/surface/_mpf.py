@@ -711,7 +711,9 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
         The fused metric-phase field, or the signed / unsigned ablation.
     hidden_width : int, default=64
         Width of the SIREN backbone's sine layers (the original 128, with heads of 64, cost
-        2.5 x more per step for a CD-L1 within 3 % on open_cylinder: 0.00433 vs 0.00421).
+        2.5 x more per step for a CD-L1 within 3 % on open_cylinder: 0.00433 vs 0.00421, and
+        on open_hemisphere 0.00390 vs 0.00381; but 19 % worse on cube_plus_sheet, a sheet on
+        a box: 0.00700 vs 0.00586; for junctions of thin parts try 128 with heads of 64).
     n_layers : int, default=2
         Number of backbone sine layers.
     head_width : int, default=32
