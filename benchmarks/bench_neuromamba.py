@@ -555,8 +555,10 @@ def main(argv=None):
            "(--merge)."
            if not args.quick else ""))
     notes = [f"{name}: {reason}" for name, reason in NOT_RUN.items()] + [
-        "fit_seconds: wall time of fit + transform (ours) or of the anchor's fill, one "
-        "thread, on a machine shared with other jobs.",
+        "fit_seconds: wall time of fit + transform (ours), of fit + predict inside the "
+        "PyPOTS interpreter (SAITS, BRITS; interpreter start and imports excluded) or of the "
+        "anchor's fill, one thread, on a machine shared with other jobs; reused anchor rows "
+        "keep the seconds measured in the run they come from.",
         "Scenario masks come from sklearn_icml26.datasets.make_sensor_outages with "
         "random_state=seed (numpy RandomState); BasicMotions' gyroscope drop draws cases and "
         "starts from default_rng(seed).",
