@@ -214,7 +214,7 @@ print("SECONDS", time.perf_counter() - start)
 PYPOTS_EPOCHS = {"SAITS": 20, "BRITS": 5}
 
 
-def _pypots(python, name, X, steps, seed):
+def _pypots(python, name, X, steps, seed, epochs):
     """Fill X with PyPOTS ``name`` run in ``python``: standardised with the observed mean and
     sd, cut into non-overlapping windows of ``steps`` rows (the last one padded with NaN)."""
     import subprocess
@@ -229,7 +229,7 @@ def _pypots(python, name, X, steps, seed):
         src, out = Path(tmp) / "x.npy", Path(tmp) / "out.npy"
         np.save(src, padded.reshape(n, steps, -1).astype(np.float32))
         proc = subprocess.run([python, "-c", PYPOTS_SCRIPT, str(src), name,
-                               str(PYPOTS_EPOCHS[name]), str(seed), str(out)],
+                               str(epochs), str(seed), str(out)],
                               capture_output=True, text=True, cwd=tmp)
         if proc.returncode != 0 or not out.exists():
             raise RuntimeError(f"PyPOTS {name} failed: {proc.stderr[-2000:]}")
@@ -286,14 +286,17 @@ def bench_air_quality(args, params, seeds, log, rows, ablations_only=False, pypo
             if pypots:
                 if seed not in args.pypots_seeds:
                     continue
-                for name in ("SAITS", "BRITS"):
-                    out, secs = _pypots(args.pypots_python, name, Xc, 48, seed)
-                    rows.append({"dataset": dataset, "method": f"PyPOTS {name}", "seed": seed,
+                for name in args.pypots_models:
+                    epochs = args.pypots_epochs.get(name, PYPOTS_EPOCHS[name])
+                    out, secs = _pypots(args.pypots_python, name, Xc, 48, seed, epochs)
+                    label = f"PyPOTS {name}" + (
+                        "" if epochs == PYPOTS_EPOCHS[name] else f" ({epochs} epochs)")
+                    rows.append({"dataset": dataset, "method": label, "seed": seed,
                                  "mae_sd": _mae_sd(out, X_full, mask, sd),
                                  "fit_seconds": secs, "n_hidden": int(mask.sum()),
-                                 "epochs": PYPOTS_EPOCHS[name],
+                                 "epochs": epochs,
                                  "load_1min": os.getloadavg()[0]})
-                    log(f"{dataset} seed {seed} PyPOTS {name}: {rows[-1]['mae_sd']:.3f} "
+                    log(f"{dataset} seed {seed} {label}: {rows[-1]['mae_sd']:.3f} "
                         f"({secs:.0f} s)")
                 yield
                 continue
@@ -510,12 +513,16 @@ def main(argv=None):
                         help="an interpreter with PyPOTS 1.5: adds SAITS and BRITS rows on "
                              "Air Quality")
     parser.add_argument("--pypots-seeds", type=int, nargs="*", default=[0, 1, 2])
+    parser.add_argument("--pypots-models", nargs="*", default=["SAITS", "BRITS"])
+    parser.add_argument("--pypots-epochs", nargs="*", default=[], metavar="MODEL=EPOCHS",
+                        help="epochs other than the defaults (rows labelled with them)")
     parser.add_argument("--anchors-from", default=None,
                         help="a previous results file whose anchor rows (same scenarios, "
                              "seeds and masks) are reused instead of refitting the anchors")
     parser.add_argument("--merge", nargs="*", default=None,
                         help="result files of parts run separately, merged into --output")
     args = parser.parse_args(argv)
+    args.pypots_epochs = {k: int(v) for k, v in (x.split("=") for x in args.pypots_epochs)}
     torch.set_num_threads(args.threads)
     threadpool_limits(args.threads)
     start = time.perf_counter()
@@ -600,6 +607,11 @@ def main(argv=None):
             for d in ("air quality", "basic motions")}
     protocol += f" Seeds run: Air Quality {seen['air quality']}, BasicMotions " \
                 f"{seen['basic motions']}."
+    longer = sorted({r["method"] for r in rows if r["method"].startswith("PyPOTS ")
+                     and r["method"].endswith(" epochs)")})
+    if longer:
+        protocol += (" Longer-trained PyPOTS rows on the same matrices (seed 0): "
+                     + ", ".join(longer) + ".")
     loads = [r["load_1min"] for r in rows if "load_1min" in r]
     if loads:
         notes.append(f"Machine load: the 1-minute load average after the fits of this run "
