@@ -383,9 +383,14 @@ def targets(rows, summary_rows, settings):
         dde_rows = [r for r in rows if r["method"] == "deepxde" and "relative_l2" in r
                     and r["dataset"] == "heat_1d"]
         if dde_rows:
-            ref = float(np.mean([r["relative_l2"] for r in dde_rows]))
-            out.append({"target": "good heat PINN relative L2 vs DeepXDE (same schedule)",
-                        "spec": "<= 2x DeepXDE", "measured": l2 / ref, "met": l2 <= 2 * ref})
+            # on the seeds both ran (same points and network initialisation seed)
+            seeds = sorted({r["seed"] for r in dde_rows} & {r["seed"] for r in good_heat})
+            ours = float(np.mean([r["relative_l2"] for r in good_heat if r["seed"] in seeds]))
+            ref = float(np.mean([r["relative_l2"] for r in dde_rows if r["seed"] in seeds]))
+            out.append({"target": f"good heat PINN relative L2 vs DeepXDE (same schedule, "
+                                  f"seeds {seeds})",
+                        "spec": "<= 2x DeepXDE", "measured": ours / ref,
+                        "met": ours <= 2 * ref})
     cap = [r for r in rows if "spearman_vs_captum" in r]
     capt = [r for r in rows if r["method"] == "captum.ArnoldiInfluenceFunction"]
     if cap:
