@@ -1,8 +1,12 @@
 """Progress bars shared by long fits, demos and benchmarks (tqdm)."""
 
+import re
 import sys
 
 from tqdm.auto import tqdm
+
+# cursor moves tqdm writes to redraw nested bars in place ("\x1b[A" and the like)
+_ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 # outside a terminal a bar is redrawn at most this often (seconds): one line per redraw in a log
 _LOG_INTERVAL = 30.0
@@ -11,8 +15,9 @@ _LOG_INTERVAL = 30.0
 class _LineWriter:
     """A stream for tqdm outside a terminal: every redraw becomes one plain line.
 
-    tqdm redraws its bar in place with carriage returns, which a log file keeps as one long line
-    full of ``\\r``; here each redraw is written as its own line instead.
+    tqdm redraws its bar in place with carriage returns (and, for nested bars, cursor-up escape
+    codes), which a log file keeps as one long line full of ``\\r`` and stray ``[A``; here the
+    codes are dropped and each redraw is written as its own line instead.
     """
 
     def __init__(self, stream):
@@ -20,7 +25,7 @@ class _LineWriter:
         self._last = None
 
     def write(self, text):
-        text = text.replace("\r", "").rstrip("\n")
+        text = _ANSI_ESCAPE.sub("", text).replace("\r", "").rstrip("\n")
         # closing redraws the final state once more (only its timing differs): a log needs it
         # once
         state = text.rsplit("[", 1)[0]

@@ -26,6 +26,19 @@ def test_every_redraw_is_its_own_line_when_asked_often():
     assert counts == ["0/4", "1/4", "2/4", "3/4", "4/4"]  # the final state once, not twice
 
 
+def test_nested_bars_write_no_cursor_codes_to_a_log():
+    # an inner bar (a demo inside the demo runner) makes tqdm move the cursor up between the
+    # bars; a log file must get plain lines only
+    log = io.StringIO()
+    for _ in progress_bar(range(2), verbose=1, file=log, desc="outer"):
+        for _ in progress_bar(range(3), verbose=1, file=log, desc="inner", leave=False):
+            pass
+    text = log.getvalue()
+    assert "\x1b" not in text and "[A" not in text
+    lines = text.splitlines()
+    assert lines and all(line.startswith(("outer:", "inner:")) for line in lines)
+
+
 def test_terminal_keeps_tqdm_in_place_redraws():
     class Terminal(io.StringIO):
         def isatty(self):
