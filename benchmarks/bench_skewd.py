@@ -422,13 +422,18 @@ def _study_targets(rows):
     return out
 
 
-def _study(args):
+def _clock(budget_s):
+    """Start time, deadline (``budget_s`` seconds later) and a logger printing elapsed seconds."""
     start = time.perf_counter()
-    deadline = start + args.budget_s
 
     def log(msg):
         print(f"[{time.perf_counter() - start:6.0f} s] {msg}", flush=True)
 
+    return start, start + budget_s, log
+
+
+def _study(args):
+    start, deadline, log = _clock(args.budget_s)
     rows, per_pair = [], {}
     parts = args.parts.split(",")
     k = 3 if args.quick else (args.max_pairs or 10**6)
@@ -690,12 +695,7 @@ def _knots(args):
     import json
     from pathlib import Path
 
-    start = time.perf_counter()
-    deadline = start + args.budget_s
-
-    def log(msg):
-        print(f"[{time.perf_counter() - start:6.0f} s] {msg}", flush=True)
-
+    start, deadline, log = _clock(args.budget_s)
     state = {}
     if args.resume and Path(args.resume).is_file():
         state = json.loads(Path(args.resume).read_text())["state"]
@@ -749,7 +749,18 @@ def _knots(args):
             while time.perf_counter() < deadline and run_chunk(name, loader):
                 pass
         rest = [s for s in sets if s not in first]
-        busy = True
+        if args.knots_order:
+            order = args.knots_order.split(",")
+            unknown = sorted(set(order) - {name for name, _ in rest})
+            if unknown:
+                raise ValueError(f"--knots-order names unknown sets {unknown}; expected "
+                                 f"names among {[name for name, _ in rest]}")
+            rest.sort(key=lambda s: order.index(s[0]) if s[0] in order else len(order))
+        if args.sequential:  # one set after the other, each on all its pairs
+            for name, loader in rest:
+                while time.perf_counter() < deadline and run_chunk(name, loader):
+                    pass
+        busy = not args.sequential
         while busy and time.perf_counter() < deadline:
             busy = False
             for name, loader in rest:
@@ -847,7 +858,8 @@ KNOTS_PROTOCOL = (
     "random_state = 752 + set index). Pairs with more than 1000 rows (Tuebingen only) are "
     "subsampled to 1000 rows (seeded by the pair index, the same rows for both knot rules). "
     "SIM-ln and Tuebingen run first on all pairs, the other sets then in turns of one chunk of "
-    "pairs each; a set named name[:k] was run on its first k pairs only (time box). On the "
+    "pairs each or, in a resumed run (see the notes), one set after the other on all its "
+    "pairs; a set named name[:k] was run on its first k pairs only (time box). On the "
     "sets named in the notes, the default-knot run also computes the wild-bootstrap p-value of "
     "the decision, to check it on pairs whose direction is known. A pair without decision "
     "counts as wrong. One process, one thread, n_jobs=1.")
@@ -1061,6 +1073,11 @@ def main(argv=None):
     parser.add_argument("--resume", default=None,
                         help="knots: part file to continue (dask timing: compare its scores)")
     parser.add_argument("--chunk", type=int, default=10, help="knots: pairs per turn")
+    parser.add_argument("--sequential", action="store_true",
+                        help="knots: run the other sets one after the other on all their "
+                             "pairs (default: in turns of --chunk pairs)")
+    parser.add_argument("--knots-order", default=None,
+                        help="knots: comma-separated sets run first among the other sets")
     parser.add_argument("--pvalue-knots", default="uniform",
                         help="knots: the knot rule whose run computes the p-values")
     parser.add_argument("--note", action="append", default=None,

@@ -78,3 +78,68 @@ def test_pvalue_summary_on_known_directions(bench):
     assert row["accuracy_p_below_0.05"] == pytest.approx(10 / 11)
     assert row["accuracy_p_above_0.05"] == pytest.approx(0.0)
     assert row["share_wrong_with_p_below_0.05"] == pytest.approx(1 / 20)
+
+
+class _FakeResult:
+    def __init__(self, n):
+        self.score = np.ones(n)
+        self.pvalue_it = np.full(n, 0.5)
+        self.fit_time = np.full(n, 0.1)
+        self.n_warnings = np.zeros(n, dtype=int)
+
+
+def _run_order(bench, monkeypatch, tmp_path, resume_state=None, **options):
+    """Set names in the order ``_knots`` scores their chunks (fits replaced by a stub)."""
+    import argparse
+    import json
+    from types import SimpleNamespace
+
+    calls = []
+
+    def fake_score_pairs(pairs, estimator, n_jobs):
+        calls.append((estimator.knots, pairs[0][0, 0]))
+        return _FakeResult(len(pairs))
+
+    def loader(tag):  # 4 pairs of 3 rows; the first value names the set and the pair
+        return lambda: SimpleNamespace(
+            pairs=[np.full((3, 2), tag + i / 10) for i in range(4)],
+            direction=np.ones(4), weight=np.ones(4))
+
+    monkeypatch.setattr(bench, "score_pairs", fake_score_pairs)
+    monkeypatch.setattr(bench, "_knots_sets", lambda quick: [
+        ("SIM-ln", loader(0)), ("A", loader(1)), ("B", loader(2))])
+    resume = None
+    if resume_state is not None:
+        resume = tmp_path / "resume.json"
+        resume.write_text(json.dumps({"state": resume_state}))
+    args = argparse.Namespace(
+        budget_s=1e6, resume=resume and str(resume), quick=False, chunk=2, pvalue_sets="",
+        max_rows=1000, n_bootstrap=0, pvalue_knots="uniform", n_jobs=1,
+        output=str(tmp_path / "out.json"), sequential=False, knots_order=None)
+    for key, value in options.items():
+        setattr(args, key, value)
+    out = bench._knots(args)
+    state = json.loads(out.read_text())["state"]
+    names = {0: "SIM-ln", 1: "A", 2: "B"}
+    order = [f"{names[int(v)]}{round(10 * (v % 1))}" for k, v in calls if k == "uniform"]
+    assert [k for k, _ in calls] == ["uniform", "quantile"] * len(order)  # same chunk, both
+    return order, state
+
+
+def test_knots_run_order_round_robin_sequential_and_resume(bench, monkeypatch, tmp_path):
+    order, state = _run_order(bench, monkeypatch, tmp_path)
+    assert order == ["SIM-ln0", "SIM-ln2", "A0", "B0", "A2", "B2"]  # chunks of 2, in turns
+    assert all(len(st["quantile"]["score"]) == 4 for st in state.values())
+    order, _ = _run_order(bench, monkeypatch, tmp_path, sequential=True, knots_order="B")
+    assert order == ["SIM-ln0", "SIM-ln2", "B0", "B2", "A0", "A2"]  # B first, each in full
+    # resumed: SIM-ln done, A at 2 of 4 pairs; only the missing chunks run
+    order, state = _run_order(bench, monkeypatch, tmp_path, resume_state=state, sequential=True)
+    assert order == []
+    half = {name: {**st, **{k: {key: v[:2] for key, v in st[k].items()}
+                            for k in ("uniform", "quantile")}} if name == "A" else st
+            for name, st in state.items()}
+    order, state = _run_order(bench, monkeypatch, tmp_path, resume_state=half, sequential=True)
+    assert order == ["A2"]
+    assert len(state["A"]["uniform"]["score"]) == 4
+    with pytest.raises(ValueError, match="--knots-order names unknown sets"):
+        _run_order(bench, monkeypatch, tmp_path, knots_order="C")
