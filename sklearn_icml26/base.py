@@ -24,6 +24,7 @@ and calls :meth:`~TorchEstimatorMixin._fit_net` in ``fit`` and
 :meth:`~TorchEstimatorMixin._forward_numpy` in ``predict``/``transform``.
 """
 
+import functools
 import inspect
 import math
 import sys
@@ -36,7 +37,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import _check_sample_weight
 from skorch import NeuralNet
-from skorch.callbacks import PrintLog
+from skorch.callbacks import Callback, PrintLog
 
 __all__ = ["TorchEstimatorMixin"]
 
@@ -96,6 +97,63 @@ def _epoch_table(verbose, max_epochs, rows=20):
     """The epoch table for ``verbose``: about ``rows`` rows at 1, every epoch from 2 on."""
     every = 1 if verbose >= 2 else max(1, math.ceil(max_epochs / rows))
     return _EpochTable(every=every, max_epochs=max_epochs)
+
+
+class _WholeBatches:
+    """skorch's training iterator: each mini-batch by one fancy index of whole tensors.
+
+    skorch's default ``DataLoader`` fetches and collates every batch sample by sample (a
+    ``{"X", "sample_weight", ...}`` dict per sample), which can cost as much as the training
+    step of a small network. This yields the same kind of batches, ``({name: rows}, y_rows)``
+    (``y_rows`` is ``None`` when the dataset has no target): a fresh ``torch.randperm`` order
+    per epoch (from the torch generator the adapter seeds) cut into consecutive batches of
+    ``batch_size`` (the last one shorter), on ``device``.
+
+    Parameters
+    ----------
+    dataset : skorch.dataset.Dataset
+        Dataset whose ``X`` is a dict of arrays with one row per sample and whose ``y`` is an
+        array with one row per sample or ``None``.
+    batch_size : int or None
+        Rows per batch; ``-1`` or ``None`` for one batch of all rows.
+    shuffle : bool, default=False
+        Draw a new order every epoch (``True`` when training).
+    device : str or torch.device, default="cpu"
+        Device the tensors are moved to once, before the first batch.
+    **kwargs : dict
+        Other ``iterator_train__*`` settings of skorch (ignored).
+    """
+
+    def __init__(self, dataset, batch_size, shuffle=False, device="cpu", **kwargs):
+        self.device = torch.device(device)
+        self.arrays = {k: torch.as_tensor(v).to(self.device) for k, v in dataset.X.items()}
+        self.y = None if dataset.y is None else torch.as_tensor(dataset.y).to(self.device)
+        self.n = len(next(iter(self.arrays.values())))
+        self.batch_size = self.n if batch_size in (-1, None) else int(batch_size)
+        self.shuffle = bool(shuffle)
+
+    def __len__(self):
+        return math.ceil(self.n / self.batch_size)
+
+    def __iter__(self):
+        order = torch.randperm(self.n) if self.shuffle else torch.arange(self.n)
+        order = order.to(self.device)
+        for start in range(0, self.n, self.batch_size):
+            idx = order[start : start + self.batch_size]
+            yield ({k: v[idx] for k, v in self.arrays.items()},
+                   None if self.y is None else self.y[idx])
+
+
+def _use_whole_batches(net):
+    """Make ``net`` train on :class:`_WholeBatches` on its device (call at training start)."""
+    net.iterator_train = functools.partial(_WholeBatches, device=net.device)
+
+
+class _UseWholeBatches(Callback):
+    """skorch callback: train on :class:`_WholeBatches` (set when training begins)."""
+
+    def on_train_begin(self, net, **kwargs):
+        _use_whole_batches(net)
 
 
 class _WeightedNet(NeuralNet):

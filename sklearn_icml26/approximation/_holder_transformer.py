@@ -28,7 +28,7 @@ from skorch.callbacks import Callback
 from torch import nn
 from torch.nn import functional as F
 
-from ..base import TorchEstimatorMixin
+from ..base import TorchEstimatorMixin, _UseWholeBatches, _WholeBatches  # noqa: F401
 from ..utils._scaling import _pow2_scale, _standardize
 
 __all__ = [
@@ -400,42 +400,6 @@ class _EarlyStopping(Callback):
     def on_train_end(self, net, **kwargs):
         if self.best_state_ is not None:
             net.module_.load_state_dict(self.best_state_)
-
-
-class _WholeBatches:
-    """skorch's training iterator: each mini-batch by one fancy index of whole tensors.
-
-    skorch's default ``DataLoader`` fetches and collates every batch sample by sample (a
-    ``{"X", "sample_weight"}`` dict per sample), which cost about a fifth of a training step
-    of a small transformer. This yields the same kind of batches, ``({name: rows}, y_rows)``:
-    a fresh ``torch.randperm`` order per epoch (from the torch generator the adapter seeds)
-    cut into consecutive batches of ``batch_size`` (the last one shorter), on ``device``.
-    """
-
-    def __init__(self, dataset, batch_size, shuffle=False, device="cpu", **kwargs):
-        self.device = torch.device(device)
-        self.arrays = {k: torch.as_tensor(v).to(self.device) for k, v in dataset.X.items()}
-        self.y = torch.as_tensor(dataset.y).to(self.device)
-        self.n = len(self.y)
-        self.batch_size = self.n if batch_size in (-1, None) else int(batch_size)
-        self.shuffle = bool(shuffle)
-
-    def __len__(self):
-        return math.ceil(self.n / self.batch_size)
-
-    def __iter__(self):
-        order = torch.randperm(self.n) if self.shuffle else torch.arange(self.n)
-        order = order.to(self.device)
-        for start in range(0, self.n, self.batch_size):
-            idx = order[start : start + self.batch_size]
-            yield {k: v[idx] for k, v in self.arrays.items()}, self.y[idx]
-
-
-class _UseWholeBatches(Callback):
-    """Train on :class:`_WholeBatches` (set when training begins)."""
-
-    def on_train_begin(self, net, **kwargs):
-        net.iterator_train = functools.partial(_WholeBatches, device=net.device)
 
 
 # ---------------------------------------------------------------------------------------------

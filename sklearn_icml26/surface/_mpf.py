@@ -33,7 +33,7 @@ from skorch.callbacks import Callback
 from torch import nn
 from torch.nn import functional as F
 
-from ..base import TorchEstimatorMixin
+from ..base import TorchEstimatorMixin, _use_whole_batches
 
 __all__ = ["DEFAULT_LOSS_WEIGHTS", "MPFSurface"]
 
@@ -529,31 +529,6 @@ class _MPFCriterion(nn.Module):
         return total.expand(B)
 
 
-class _Batches:
-    """skorch's training iterator, one fancy index per mini-batch.
-
-    skorch's default ``DataLoader`` fetches and collates a batch item by item, which cost
-    about 30 ms of CPU per step of 1024 points, as much as the network's whole step; this
-    yields the same shuffled batches (``torch.randperm`` per epoch, the torch generator the
-    adapter seeds) as ``({name: rows}, None)``.
-    """
-
-    def __init__(self, dataset, batch_size, shuffle=False, **kwargs):
-        self.arrays = {k: torch.as_tensor(v) for k, v in dataset.X.items()}
-        self.n = len(next(iter(self.arrays.values())))
-        self.batch_size = self.n if batch_size in (-1, None) else int(batch_size)
-        self.shuffle = bool(shuffle)
-
-    def __len__(self):
-        return math.ceil(self.n / self.batch_size)
-
-    def __iter__(self):
-        order = torch.randperm(self.n) if self.shuffle else torch.arange(self.n)
-        for start in range(0, self.n, self.batch_size):
-            idx = order[start : start + self.batch_size]
-            yield {k: v[idx] for k, v in self.arrays.items()}, None
-
-
 # ---------------------------------------------------------------------------------------------
 # callbacks: warm start, Laplacian schedule, term logging, non-finite guard
 # ---------------------------------------------------------------------------------------------
@@ -572,7 +547,7 @@ class _MPFTraining(Callback):
         self.lr_schedule = lr_schedule
 
     def on_train_begin(self, net, X=None, y=None, **kwargs):
-        net.iterator_train = _Batches  # whole batches at once (see _Batches)
+        _use_whole_batches(net)  # whole batches at once (see base._WholeBatches)
         self.step_ = 0
         self.stopped_ = False
         self.batch_terms_ = []
