@@ -15,7 +15,7 @@ from sklearn_icml26.causal_discovery import SkewDCausalDiscoverer, score_pairs
 from sklearn_icml26.datasets import make_longitudinal_rct, make_lsnm_pairs
 from sklearn_icml26.forecasting import PerSystemRegressor, sliding_window
 from sklearn_icml26.treatment_effects import LongitudinalRegressionAdjuster
-from sklearn_icml26.utils._testing import TorchMLPRegressor
+from sklearn_icml26.utils._testing import TorchMLPRegressor, fit_local_and_on
 
 distributed = pytest.importorskip("dask.distributed", reason="dask[distributed] not installed")
 
@@ -48,10 +48,8 @@ def test_grid_search_over_a_torch_estimator_equals_local(dask_backend):
     y = y / y.std()
     base = TorchMLPRegressor(max_epochs=10, lr=0.05, batch_size=-1, precision="float64",
                              random_state=0)
-    grid = {"hidden_units": [2, 8]}
-    local = GridSearchCV(base, grid, cv=2, n_jobs=1).fit(X, y)
-    with dask_backend():
-        remote = GridSearchCV(base, grid, cv=2, n_jobs=-1).fit(X, y)
+    local, remote = fit_local_and_on(dask_backend,
+                                     GridSearchCV(base, {"hidden_units": [2, 8]}, cv=2), X, y)
     np.testing.assert_allclose(remote.cv_results_["mean_test_score"],
                                local.cv_results_["mean_test_score"], rtol=1e-10)
     assert remote.best_params_ == local.best_params_
@@ -72,18 +70,16 @@ def test_per_system_regressor_equals_local(dask_backend):
     rng = np.random.default_rng(0)
     Y = np.exp(np.cumsum(0.05 * rng.standard_normal((120, 4)), axis=0)) * 10
     X, y = sliding_window(Y, 6)
-    local = PerSystemRegressor(Ridge(alpha=0.1), n_lags=4, n_jobs=1).fit(X, y)
-    with dask_backend():
-        remote = PerSystemRegressor(Ridge(alpha=0.1), n_lags=4, n_jobs=-1).fit(X, y)
+    local, remote = fit_local_and_on(dask_backend, PerSystemRegressor(Ridge(alpha=0.1), n_lags=4),
+                                     X, y)
     np.testing.assert_allclose(remote.predict(X), local.predict(X), rtol=1e-12)
 
 
 def test_longitudinal_cross_fitting_equals_local(dask_backend):
     X, y, w, _ = make_longitudinal_rct(600, 4, 3, dynamics="linear", outcome="linear",
                                        random_state=0)
-    local = LongitudinalRegressionAdjuster(3, random_state=0, n_jobs=1).fit(X, y, treatment=w)
-    with dask_backend():
-        remote = LongitudinalRegressionAdjuster(3, random_state=0, n_jobs=-1).fit(
-            X, y, treatment=w)
+    local, remote = fit_local_and_on(dask_backend,
+                                     LongitudinalRegressionAdjuster(3, random_state=0), X, y,
+                                     treatment=w)
     np.testing.assert_allclose(remote.effect_, local.effect_, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(remote.effect_se_, local.effect_se_, rtol=1e-10, atol=1e-12)

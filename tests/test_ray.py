@@ -19,6 +19,7 @@ from sklearn.model_selection import TimeSeriesSplit, cross_validate
 from sklearn_icml26.datasets import make_interacting_systems, make_longitudinal_rct
 from sklearn_icml26.forecasting import ESERegressor, PerSystemRegressor, sliding_window
 from sklearn_icml26.treatment_effects import LongitudinalRegressionAdjuster
+from sklearn_icml26.utils._testing import fit_local_and_on
 
 ray = pytest.importorskip("ray", reason="ray not installed (optional extra sklearn_icml26[ray])")
 
@@ -49,9 +50,8 @@ def test_per_system_regressor_equals_local(ray_backend):
     rng = np.random.default_rng(0)
     Y = np.exp(np.cumsum(0.05 * rng.standard_normal((120, 4)), axis=0)) * 10
     X, y = sliding_window(Y, 6)
-    local = PerSystemRegressor(Ridge(alpha=0.1), n_lags=4, n_jobs=1).fit(X, y)
-    with ray_backend():
-        remote = PerSystemRegressor(Ridge(alpha=0.1), n_lags=4, n_jobs=2).fit(X, y)
+    local, remote = fit_local_and_on(ray_backend, PerSystemRegressor(Ridge(alpha=0.1), n_lags=4),
+                                     X, y, n_jobs=2)
     np.testing.assert_allclose(remote.predict(X), local.predict(X), rtol=1e-12)
 
 
@@ -71,9 +71,7 @@ def test_longitudinal_cross_fitting_equals_local(ray_backend):
     X, y, treatment, _ = make_longitudinal_rct(200, 3, 2, dynamics="linear", outcome="linear",
                                                random_state=0)
     params = dict(n_time_varying=2, cv=2, n_mc=8, n_bootstrap=50, random_state=0)
-    local = LongitudinalRegressionAdjuster(**params, n_jobs=1).fit(X, y, treatment=treatment)
-    with ray_backend():
-        remote = LongitudinalRegressionAdjuster(**params, n_jobs=2).fit(X, y,
-                                                                       treatment=treatment)
+    local, remote = fit_local_and_on(ray_backend, LongitudinalRegressionAdjuster(**params), X, y,
+                                     n_jobs=2, treatment=treatment)
     np.testing.assert_allclose(remote.effect_, local.effect_, rtol=1e-12)
     np.testing.assert_allclose(remote.effect_se_, local.effect_se_, rtol=1e-12)

@@ -8,6 +8,7 @@ Every benchmark writes ``benchmarks/results/<name>.json`` in one shape::
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -16,14 +17,47 @@ import tracemalloc
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Measurement", "benchmark_parser", "format_cell", "machine_info", "markdown_table",
-           "measure",
+__all__ = ["Measurement", "benchmark_parser", "format_cell", "load_benchmark", "machine_info",
+           "markdown_table", "measure",
            "use_workspace_data_home", "write_results"]
 
 RESULTS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
 # the columns of a targets table and their displayed headers (the ``spec`` key is the goal)
 TARGET_COLUMNS = ["target", "spec", "measured", "met"]
 TARGET_HEADERS = {"spec": "goal"}
+
+
+def load_benchmark(name, module_name=None):
+    """Import ``benchmarks/bench_<name>.py`` of the source checkout as a module.
+
+    For tests of a benchmark's helpers: the scripts are not part of the installed package.
+
+    Parameters
+    ----------
+    name : str
+        Benchmark name, the file's stem without ``bench_`` (``"skewd"``).
+    module_name : str, default=None
+        Name the module gets; default ``"bench_<name>_under_test"``.
+
+    Returns
+    -------
+    module : module
+        The executed script (its ``if __name__ == "__main__"`` block does not run).
+
+    Raises
+    ------
+    FileNotFoundError
+        If the script is not in the checkout's ``benchmarks/`` folder.
+    """
+    path = RESULTS_DIR.parent / f"bench_{name}.py"
+    if not path.is_file():
+        raise FileNotFoundError(f"no benchmark {name!r}: {path} does not exist (benchmarks "
+                                "live in the source checkout).")
+    spec = importlib.util.spec_from_file_location(module_name or f"bench_{name}_under_test",
+                                                  path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @dataclass

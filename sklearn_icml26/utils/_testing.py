@@ -24,7 +24,41 @@ from torch import nn
 
 from ..base import TorchEstimatorMixin
 
-__all__ = ["TorchAutoencoder", "TorchMLPClassifier", "TorchMLPRegressor"]
+__all__ = ["TorchAutoencoder", "TorchMLPClassifier", "TorchMLPRegressor", "fit_local_and_on"]
+
+
+def fit_local_and_on(backend, estimator, *fit_args, n_jobs=-1, **fit_params):
+    """Fit ``estimator`` in this process and again under a joblib backend, for comparison.
+
+    The scale-out tests (dask, ray) check that a documented ``n_jobs`` path gives the local
+    result: a clone with ``n_jobs=1`` is fitted here, another with ``n_jobs`` inside
+    ``backend()``.
+
+    Parameters
+    ----------
+    backend : callable
+        Returns a context manager that selects the backend, e.g.
+        ``lambda: joblib.parallel_config(backend="dask")``.
+    estimator : estimator
+        Unfitted estimator with an ``n_jobs`` parameter.
+    *fit_args : tuple
+        Positional arguments of ``fit`` (``X, y``).
+    n_jobs : int, default=-1
+        ``n_jobs`` of the clone fitted under the backend.
+    **fit_params : dict
+        Keyword arguments of ``fit`` (``treatment=...``).
+
+    Returns
+    -------
+    local, remote : tuple of estimators
+        The clone fitted here and the clone fitted under the backend.
+    """
+    from sklearn.base import clone
+
+    local = clone(estimator).set_params(n_jobs=1).fit(*fit_args, **fit_params)
+    with backend():
+        remote = clone(estimator).set_params(n_jobs=n_jobs).fit(*fit_args, **fit_params)
+    return local, remote
 
 
 def _mlp(n_in, n_hidden, n_out):

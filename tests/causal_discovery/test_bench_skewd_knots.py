@@ -1,20 +1,14 @@
 """Tests of the knots comparison of benchmarks/bench_skewd.py: the rows and the default rule."""
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_skewd.py"
+from sklearn_icml26.utils._benchmark import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_skewd_under_test", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("skewd")
 
 
 def _set(n_total, right_uniform, right_quantile, n_done=None, pvalues=None):

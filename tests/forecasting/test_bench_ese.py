@@ -1,20 +1,14 @@
 """Tests of benchmarks/bench_ese.py (issue 13.12): a failing anchor is recorded in its row."""
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_ese.py"
+from sklearn_icml26.utils._benchmark import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_ese_under_test", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("ese")
 
 
 def _panel(T=200, n=6, seed=0):
