@@ -25,6 +25,7 @@ and ``KNeighborsClassifier(1)``.
 30 steps, context rows.
 """
 
+import json
 import math
 import resource
 import sys
@@ -140,17 +141,28 @@ def _fit_one(job, steps, canvas, pattern_size, canvas_patch, small, lr, pattern_
     return out
 
 
-def _jobs(arms, seeds, methods_low, references):
+def _jobs(arms, seeds, methods_low, references, fractions=FRACTIONS):
     jobs = []
     for seed in seeds:  # seed-major: partial results hold complete paired seeds
         for arm in arms:
-            for fraction in FRACTIONS:
+            for fraction in fractions:
                 methods = methods_low if fraction < 1.0 else ["ViT", "VIOLIN"]
                 jobs += [(arm, seed, fraction, m, False) for m in methods]
                 if fraction == 0.1:
                     jobs += [(arm, seed, fraction, m, True) for m in ("ViT", "VIOLIN")]
                 jobs += [(arm, seed, fraction, m, False) for m in references]
     return jobs
+
+
+def _block(text):
+    """``"arm:seed"`` or ``"arm:seed:f1,f2"`` -> (arm, seed, fractions)."""
+    parts = text.split(":")
+    fractions = FRACTIONS if len(parts) < 3 else tuple(float(f) for f in parts[2].split(","))
+    return parts[0], int(parts[1]), fractions
+
+
+def _fits_log(output):
+    return Path(f"{output}.fits.jsonl") if output else None
 
 
 def _dataset(arm, fraction, shuffled):
@@ -268,8 +280,12 @@ def main(argv=None):
     parser.add_argument("--pattern-patch", type=int, default=1)
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--schedule", nargs="*", default=None,
-                        help="explicit order of arm:seed blocks (e.g. digits:0 patterns:0), "
-                             "instead of every arm for every seed")
+                        help="explicit order of arm:seed[:fractions] blocks (e.g. digits:0 "
+                             "patterns:0:0.1,0.25 canvas:0:1.0), instead of every arm for "
+                             "every seed at every fraction")
+    parser.add_argument("--resume", action="store_true",
+                        help="reload the fits already logged next to --output "
+                             "(<output>.fits.jsonl) and run only the missing ones")
     parser.add_argument("--ones-init", action="store_true",
                         help="also VIOLIN with scale_init='ones' at 10 %% and 25 %%")
     parser.add_argument("--protocol-note", default="",
@@ -293,12 +309,12 @@ def main(argv=None):
         steps, small = args.steps, False
         methods_low = ["ViT", "VIOLIN", "scale-only"] + (
             ["VIOLIN scale_init=ones"] if args.ones_init else [])
-        blocks = ([tuple(b.split(":")) for b in args.schedule] if args.schedule else
-                  [(a, str(s)) for s in args.seeds for a in args.arms])
-        arms = list(dict.fromkeys(names[a] for a, _ in blocks))
-        seeds = sorted({int(s) for _, s in blocks})
-        jobs = [j for a, s in blocks for j in _jobs([names[a]], [int(s)], methods_low,
-                                                       REFERENCES)]
+        blocks = ([_block(b) for b in args.schedule] if args.schedule else
+                  [(a, s, FRACTIONS) for s in args.seeds for a in args.arms])
+        arms = list(dict.fromkeys(names[a] for a, _, _ in blocks))
+        seeds = sorted({s for _, s, _ in blocks})
+        jobs = [j for a, s, fr in blocks for j in _jobs([names[a]], [s], methods_low,
+                                                         REFERENCES, fr)]
     canvas_tokens = (args.canvas // args.canvas_patch) ** 2
     pattern_tokens = (args.pattern_size // args.pattern_patch) ** 2
     protocol = (
@@ -329,13 +345,32 @@ def main(argv=None):
         "read the deltas with their sd and sign counts.",
     ]
     fits = []
+    log_path = None if args.quick else _fits_log(args.output)
+    if args.resume and log_path is not None and log_path.exists():
+        wanted = {tuple(j) for j in jobs}
+        for line in log_path.read_text().splitlines():
+            f = json.loads(line)
+            key = (f["arm"], f["seed"], f["fraction"], f["method"], f["shuffled"])
+            if key in wanted and key not in {(g["arm"], g["seed"], g["fraction"], g["method"],
+                                              g["shuffled"]) for g in fits}:
+                fits.append(f)
+        done = {(f["arm"], f["seed"], f["fraction"], f["method"], f["shuffled"]) for f in fits}
+        jobs_left = [j for j in jobs if tuple(j) not in done]
+        log(f"resumed {len(fits)} fits from {log_path}; {len(jobs_left)} to run")
+    else:
+        jobs_left = jobs
+        if log_path is not None:
+            log_path.write_text("")
     path = None
     gen = Parallel(n_jobs=args.n_jobs, return_as="generator_unordered")(
         delayed(_fit_one)(job, steps, args.canvas, args.pattern_size, args.canvas_patch, small,
                           args.lr, args.pattern_patch)
-        for job in jobs)
+        for job in jobs_left)
     for fit in gen:
         fits.append(fit)
+        if log_path is not None:
+            with log_path.open("a") as fh:
+                fh.write(json.dumps(fit) + "\n")
         log(f"{len(fits)}/{len(jobs)} {_dataset(fit['arm'], fit['fraction'], fit['shuffled'])} "
             f"{fit['method']} seed={fit['seed']}: acc={fit['accuracy']:.3f} "
             f"({fit['fit_seconds']:.1f} s)")

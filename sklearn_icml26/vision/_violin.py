@@ -27,7 +27,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 from torch import nn
 
-from ..base import TorchEstimatorMixin
+from ..base import TorchEstimatorMixin, _UseWholeBatches
 
 __all__ = [
     "CURVE_NAMES",
@@ -510,15 +510,18 @@ class ViolinAttention(nn.Module):
         q, k, v = self.qkv(x).view(b, t, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
         scale = self.head_dim ** -0.5
         if self.mask is None:
-            logits = (q * scale) @ k.transpose(-2, -1)  # (b, H, t, t)
+            # plain attention: torch's fused kernel (same softmax(q k^T / sqrt(d_head)) v)
+            out = F.scaled_dot_product_attention(q, k, v)
+        elif self.mask == "ones":
+            # M = 1: s_h / sqrt(d_head) scales the logits of head h, i.e. the queries
+            q = q * (self.attention_scale * scale)[:, None, None]
+            out = F.scaled_dot_product_attention(q, k, v, scale=1.0)
         else:
             # one pass over the logits: (s_h M^(h) / sqrt(d_head)) is folded before multiplying
-            factor = self.attention_scale[:, None, None] * scale
-            if self.mask != "ones":
-                factor = factor * self.mask_matrix()
-            logits = (q @ k.transpose(-2, -1)) * factor
-        att = torch.softmax(logits, dim=-1)
-        return self.proj((att @ v).transpose(1, 2).reshape(b, t, d))
+            factor = self.mask_matrix() * (self.attention_scale * scale)[:, None, None]
+            att = torch.softmax((q @ k.transpose(-2, -1)) * factor, dim=-1)
+            out = att @ v
+        return self.proj(out.transpose(1, 2).reshape(b, t, d))
 
     def extra_repr(self):
         return (f"dim={self.dim}, num_heads={self.num_heads}, grid_shape={self.grid_shape}, "
@@ -791,9 +794,13 @@ default="adamw"
     Notes
     -----
     The architecture is a small version of the authors' DeiT variant; weights and position
-    embedding are trunc-normal (std 0.02), biases zero. One training step costs more than a
-    plain ViT's by the mask (``C H N^2`` exponentials per block) and one elementwise product of
-    the logits.
+    embedding are trunc-normal (std 0.02), biases zero. The plain ViT (``mask=None``) and the
+    scale-only control (``s_h / sqrt(d_head)`` folded into the queries) run torch's fused
+    :func:`torch.nn.functional.scaled_dot_product_attention`; a VIOLIN mask multiplies the
+    logits, so those blocks form the ``(batch, H, N, N)`` logits explicitly, and one training
+    step costs more than a plain ViT's by the mask (``C H N^2`` exponentials per block), one
+    elementwise product of the logits and its gradient. Mini-batches are cut from whole
+    tensors (one index per batch), not collated sample by sample.
 
     References
     ----------
@@ -883,6 +890,10 @@ default="adamw"
 
     def _build_criterion(self):
         return nn.CrossEntropyLoss(reduction="none")
+
+    def _build_callbacks(self):
+        # mini-batches by one index into whole tensors, not sample by sample
+        return [("whole_batches", _UseWholeBatches())]
 
     def _optimizer_class(self):
         cls = super()._optimizer_class()
