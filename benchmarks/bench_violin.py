@@ -215,6 +215,28 @@ def _find(rows, arm, fraction, variant, shuffled=False):
     return None
 
 
+def _chance(arm):
+    return 0.25 if arm.startswith("local") else 0.1
+
+
+def _at_chance(rows, arm, fraction, shuffled=False, margin=0.05):
+    """Whether ViT and VIOLIN both score below chance + ``margin`` (then a delta is noise)."""
+    accs = [r["accuracy"] for m in ("ViT", "VIOLIN")
+            if (r := _find(rows, arm, fraction, m, shuffled)) is not None]
+    return bool(accs) and max(accs) < _chance(arm) + margin, accs
+
+
+def _flag_chance(target, rows, arm, fraction, shuffled=False):
+    """Mark a target decided at chance level: ``at_chance`` and a remark after the number."""
+    low, accs = _at_chance(rows, arm, fraction, shuffled)
+    target["at_chance"] = low
+    if low:
+        target["measured"] += (f" (AT CHANCE: ViT / VIOLIN accuracy "
+                               f"{' / '.join(f'{a:.3f}' for a in accs)}, chance "
+                               f"{_chance(arm):.2f}; noise, not a test of the prior)")
+    return target
+
+
 def targets(rows, fits, arms):
     out = []
     for arm in arms:
@@ -231,6 +253,7 @@ def targets(rows, fits, arms):
                         "measured": f"{d:+.2f} +- {v['delta_vs_vit_sd']:.2f} points, ahead on "
                                     f"{v['seeds_ahead_of_vit']}/{n}",
                         "met": bool(d >= 1.0 and v["seeds_ahead_of_vit"] >= need)})
+            _flag_chance(out[-1], rows, arm, fraction)
             s = _find(rows, arm, fraction, "scale-only")
             if s is not None and "delta_vs_vit_points" in s:
                 gain = d
@@ -240,12 +263,14 @@ def targets(rows, fits, arms):
                             "spec": ">= 0.5 x (VIOLIN - ViT)",
                             "measured": f"{vs_scale:+.2f} vs 0.5 x {gain:+.2f} points",
                             "met": bool(vs_scale >= 0.5 * gain)})
+                _flag_chance(out[-1], rows, arm, fraction)
         v = _find(rows, arm, 1.0, "VIOLIN")
         if v is not None and "delta_vs_vit_points" in v:
             d = v["delta_vs_vit_points"]
             out.append({"target": f"{arm} 100%: VIOLIN - ViT >= -0.5 point",
                         "spec": ">= -0.5", "measured": f"{d:+.2f} points",
                         "met": bool(d >= -0.5)})
+            _flag_chance(out[-1], rows, arm, 1.0)
         v = _find(rows, arm, 0.1, "VIOLIN", shuffled=True)
         if v is not None and "delta_vs_vit_points" in v:
             d = v["delta_vs_vit_points"]
@@ -253,6 +278,7 @@ def targets(rows, fits, arms):
                                   "reverses",
                         "spec": "|delta| <= 1 or delta < 0", "measured": f"{d:+.2f} points",
                         "met": bool(abs(d) <= 1.0 or d < 0)})
+            _flag_chance(out[-1], rows, arm, 0.1, shuffled=True)
     # fit time at N = 64 tokens, paired fits of the same run
     ratios = []
     by = {}

@@ -153,6 +153,43 @@ def _reference_mha(attn, x):
     return F.linear(out.transpose(1, 2).reshape(b, t, d), attn.proj.weight, attn.proj.bias)
 
 
+def _explicit_attention(attn, x):
+    """softmax_row(s_h M^(h) * Q_h K_h^T / sqrt(d_head)) V_h, then W_O, in numpy (float64)."""
+    b, t, d = x.shape
+    H, hd = attn.num_heads, d // attn.num_heads
+    qkv = x.numpy() @ attn.qkv.weight.detach().numpy().T + attn.qkv.bias.detach().numpy()
+    q, k, v = qkv.reshape(b, t, 3, H, hd).transpose(2, 0, 3, 1, 4)
+    logits = q @ k.transpose(0, 1, 3, 2) / np.sqrt(hd)  # (b, H, t, t)
+    if attn.mask is not None:
+        s = attn.attention_scale.detach().numpy()
+        if attn.mask == "learned":
+            gamma = 1 / (1 + np.exp(-attn.decay_logits.detach().numpy()))  # (C, H)
+            M = np.stack([violin_mask(*attn.grid_shape, gamma[:, h], curves=attn.curves)
+                          for h in range(H)])
+        else:
+            M = np.ones((H, t, t))
+        logits = logits * s[:, None, None] * M
+    att = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    att /= att.sum(axis=-1, keepdims=True)
+    out = (att @ v).transpose(0, 2, 1, 3).reshape(b, t, d)
+    return out @ attn.proj.weight.detach().numpy().T + attn.proj.bias.detach().numpy()
+
+
+@pytest.mark.parametrize("mask", [None, "ones", "learned"])
+def test_attention_matches_the_formula_with_random_scales(mask):
+    """Every path (the fused kernel for None and "ones", explicit logits for "learned") against
+    the formula in numpy, with scales of both signs and decays well below 1."""
+    torch.manual_seed(0)
+    x = torch.randn(3, 16, 16, dtype=torch.float64)
+    attn = ViolinAttention(16, 4, (4, 4), mask=mask, decay_init=(-1.0, 2.0),
+                           scale_init_std=2.0).double()
+    if mask is not None:
+        with torch.no_grad():
+            attn.attention_scale.copy_(torch.tensor([2.5, -1.5, 0.3, 1.0]))
+    np.testing.assert_allclose(attn(x).detach().numpy(), _explicit_attention(attn, x),
+                               atol=1e-10)
+
+
 def test_scale_only_with_unit_scale_and_no_mask_equal_plain_attention():
     torch.manual_seed(0)
     x = torch.randn(3, 17, 16, dtype=torch.float64)
