@@ -6,14 +6,12 @@ risk with that of an MLP and of KNN with the theory-tuned number of neighbours.
 """
 
 import math
-import time
 
-import pandas as pd
 from sklearn.neighbors import KNeighborsRegressor
 from sklearn.neural_network import MLPRegressor
 
 from ..datasets import make_holder_regression
-from ..utils._registry import DEMO_COLUMNS
+from ..utils._demo_rows import anchor_rows, demo_table, timed_fits
 from ._holder_transformer import HolderTransformerRegressor
 
 __all__ = ["run_demo"]
@@ -58,21 +56,16 @@ def run_demo(data_home=None, verbose=1, fast=False):
                                      random_state=0),
         f"KNeighborsRegressor(k={k})": KNeighborsRegressor(n_neighbors=k),
     }
-    risks, seconds = {}, {}
-    for name, model in models.items():
-        if verbose:
-            print(f"[holder demo] fitting {name} on {dataset} ...", flush=True)
-        start = time.perf_counter()
-        model.fit(X, y)
-        seconds[name] = time.perf_counter() - start
-        risks[name] = float(((model.predict(X_test) - f_test) ** 2).mean())
+    def excess_risk(model):
+        return ((model.predict(X_test) - f_test) ** 2).mean()
+
+    risks, seconds = timed_fits(models, X, y, score=excess_risk, dataset=dataset,
+                                tag="holder demo", verbose=verbose)
     ours = "HolderTransformerRegressor"
     if verbose:
         reg = models[ours]
         print(f"[holder demo] auto depth: {reg.n_blocks_} blocks at eps_n = {reg.eps_:.3f} "
               f"(lower-bound count {reg.depth_bounds_['lower']:.2f}, unit constant)",
               flush=True)
-    rows = [{"method": ours, "dataset": dataset, "metric": "excess risk", "value": risks[ours],
-             "anchor": name, "anchor_value": risks[name], "seconds": seconds[ours]}
-            for name in models if name != ours]
-    return pd.DataFrame(rows, columns=DEMO_COLUMNS)
+    return demo_table(anchor_rows(ours, risks, dataset=dataset, metric="excess risk",
+                                  seconds=seconds[ours]))

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..datasets import load_cause_effect_baseline_scores, load_cause_effect_pairs
 from ..metrics import audrc, weighted_accuracy
-from ..utils._registry import DEMO_COLUMNS
+from ..utils._demo_rows import demo_row, demo_table
 from ._skewd import SkewDCausalDiscoverer, score_pairs
 
 __all__ = ["run_demo"]
@@ -40,8 +40,6 @@ def run_demo(data_home=None, verbose=1, fast=False):
     OSError
         If the Tübingen files are not in the data home.
     """
-    import pandas as pd
-
     data = load_cause_effect_pairs("tuebingen", data_home=data_home)
     base = load_cause_effect_baseline_scores("tuebingen", data_home=data_home)
     keep = np.arange(len(data.pairs))
@@ -62,7 +60,7 @@ def run_demo(data_home=None, verbose=1, fast=False):
     rows = []
     for label, key in [("SkewD-IT", "score_it"), ("SkewD-LL", "score_ll")]:
         for metric, func in [("weighted accuracy", weighted_accuracy), ("AUDRC", audrc)]:
-            rows.append({"method": label, "dataset": dataset, "metric": metric,
-                         "value": func(y, res[key], sample_weight=w), "anchor": "QCCD",
-                         "anchor_value": func(y, qccd, sample_weight=w), "seconds": seconds})
-    return pd.DataFrame(rows, columns=DEMO_COLUMNS)
+            rows.append(demo_row(method=label, dataset=dataset, metric=metric,
+                                 value=func(y, res[key], sample_weight=w), anchor="QCCD",
+                                 anchor_value=func(y, qccd, sample_weight=w), seconds=seconds))
+    return demo_table(rows)

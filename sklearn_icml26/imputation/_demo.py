@@ -13,7 +13,7 @@ from sklearn.impute import KNNImputer
 from sklearn.preprocessing import StandardScaler
 
 from ..datasets import load_air_quality, make_sensor_outages
-from ..utils._registry import DEMO_COLUMNS
+from ..utils._demo_rows import anchor_rows, demo_table
 from ._neuromamba import NeuroMambaImputer
 
 __all__ = ["run_demo"]
@@ -74,7 +74,5 @@ def run_demo(data_home=None, verbose=1, fast=False):
     results["KNNImputer(5)"] = mae(knn)
     interp = pd.DataFrame(Xc).interpolate(limit_direction="both").to_numpy()
     results["pandas interpolate"] = mae(np.where(np.isnan(interp), np.nanmean(Xc, 0), interp))
-    rows = [{"method": ours, "dataset": dataset, "metric": "MAE (sd units)",
-             "value": results[ours], "anchor": name, "anchor_value": results[name],
-             "seconds": seconds[ours]} for name in results if name != ours]
-    return pd.DataFrame(rows, columns=DEMO_COLUMNS)
+    return demo_table(anchor_rows(ours, results, dataset=dataset, metric="MAE (sd units)",
+                                  seconds=seconds[ours]))

@@ -8,12 +8,11 @@ beyond the largest achievable value and the greedy policies' returns.
 import time
 import warnings
 
-import pandas as pd
 import torch
 from sklearn.exceptions import ConvergenceWarning
 
 from ..datasets import evaluate_offline_rl_policy, make_offline_rl_dataset
-from ..utils._registry import DEMO_COLUMNS
+from ..utils._demo_rows import demo_row, demo_table
 from ._offline_q import OfflineQRegressor
 
 __all__ = ["run_demo"]
@@ -68,8 +67,7 @@ def run_demo(data_home=None, verbose=1, fast=False):
             print(f"[adamo demo] {name}: diverged={est.diverged_} after {est.n_iter_} steps, "
                   f"max|Q|/q_bound={results[name][0]:.3g}", flush=True)
     ours, anchor = "AdamO(kappa=1, tau=1)", "Adam"
-    rows = [{"method": ours, "dataset": dataset, "metric": metric, "value": results[ours][i],
-             "anchor": anchor, "anchor_value": results[anchor][i],
-             "seconds": results[ours][2]}
-            for i, metric in enumerate(["final max|Q| / q_bound", "greedy return"])]
-    return pd.DataFrame(rows, columns=DEMO_COLUMNS)
+    return demo_table([demo_row(method=ours, dataset=dataset, metric=metric,
+                                value=results[ours][i], anchor=anchor,
+                                anchor_value=results[anchor][i], seconds=results[ours][2])
+                       for i, metric in enumerate(["final max|Q| / q_bound", "greedy return"])])

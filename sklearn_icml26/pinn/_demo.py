@@ -8,10 +8,9 @@ influence diagnostics (Naujoks et al., ICML 2026, arXiv:2409.08958).
 import time
 
 import numpy as np
-import pandas as pd
 
 from ..datasets import make_pde_collocation
-from ..utils._registry import DEMO_COLUMNS
+from ..utils._demo_rows import demo_row, demo_table
 from ._influence import PINNInfluence
 from ._pinn import PINNRegressor
 from ._problems import heat_1d
@@ -80,8 +79,8 @@ def run_demo(data_home=None, verbose=1, fast=False):
         if name == "good":
             seconds = time.perf_counter() - start
     dataset = f"heat_1d, good {'/'.join(map(str, good_pts))} vs failed 10/2/2 points"
-    rows = [{"method": "PINNInfluence (good PINN)", "dataset": dataset, "metric": metric,
-             "value": stats["good"][metric], "anchor": "failed PINN",
-             "anchor_value": stats["failed"][metric], "seconds": seconds}
-            for metric in stats["good"]]
-    return pd.DataFrame(rows, columns=DEMO_COLUMNS)
+    return demo_table([demo_row(method="PINNInfluence (good PINN)", dataset=dataset,
+                                metric=metric, value=stats["good"][metric],
+                                anchor="failed PINN", anchor_value=stats["failed"][metric],
+                                seconds=seconds)
+                       for metric in stats["good"]])

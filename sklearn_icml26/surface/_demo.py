@@ -11,11 +11,10 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from ..datasets import load_mpf_shape
 from ..metrics import chamfer_distance, normal_consistency, sample_mesh
-from ..utils._registry import DEMO_COLUMNS
+from ..utils._demo_rows import demo_row, demo_table
 from ._mesh_io import write_mesh
 from ._mpf import MPFSurface
 
@@ -81,19 +80,16 @@ def run_demo(data_home=None, verbose=1, fast=False):
             if verbose and path is not None:
                 print(f"[mpf demo] MPF mesh ({len(V)} vertices, {len(F)} faces) written to "
                       f"{path}", flush=True)
-    rows = []
-    for i, metric in enumerate(("CD-L1", "normal consistency")):
-        rows.append({"method": "MPFSurface", "dataset": f"mpf/{name}", "metric": metric,
-                     "value": results["mpf"][i], "anchor": "MPFSurface[field=sdf]",
-                     "anchor_value": results["sdf"][i], "seconds": seconds["mpf"]})
-    table = pd.DataFrame(rows, columns=DEMO_COLUMNS)
+    rows = [demo_row(method="MPFSurface", dataset=f"mpf/{name}", metric=metric,
+                     value=results["mpf"][i], anchor="MPFSurface[field=sdf]",
+                     anchor_value=results["sdf"][i], seconds=seconds["mpf"])
+            for i, metric in enumerate(("CD-L1", "normal consistency"))]
     # the strongest tools a user would pick need Open3D, a benchmark-only extra: say where
     # they stand instead of leaving them out silently
-    table.attrs["note"] = (
+    return demo_table(rows, note=(
         "mpf: the anchor here is MPF's own SDF ablation. The tools users would pick, Open3D's "
         "ball pivoting and density-trimmed Poisson, need Open3D (the 'open3d' extra, not "
         "installed by default); in the committed benchmark (2,000 steps, noise-free "
         "hemisphere) ball pivoting reaches CD-L1 0.00359 and trimmed Poisson 0.00378 against "
         "MPF's 0.00390, and with noise 0.005 MPF leads (0.00391 vs 0.00541 and 0.00422, a run "
-        "of the previous defaults); see benchmarks/results/mpf.json.")
-    return table
+        "of the previous defaults); see benchmarks/results/mpf.json."))

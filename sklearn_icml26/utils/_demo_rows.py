@@ -7,13 +7,14 @@ means a misspelled or forgotten column is an error, not a silent NaN in the prin
 """
 
 import math
+import time
 from numbers import Real
 
 import pandas as pd
 
 from ._registry import DEMO_COLUMNS
 
-__all__ = ["demo_row", "demo_table"]
+__all__ = ["anchor_rows", "demo_row", "demo_table", "timed_fits"]
 
 
 def _number(value, name):
@@ -97,3 +98,63 @@ def demo_table(rows, note=None):
     if note:
         table.attrs["note"] = note
     return table
+
+
+def anchor_rows(ours, values, *, dataset, metric, seconds):
+    """One row per anchor: the method's value of ``metric`` beside each anchor's.
+
+    Parameters
+    ----------
+    ours : str
+        Key of the method in ``values`` (and its ``method`` column).
+    values : dict of str to float
+        The metric by name, the method's and each anchor's, in the order of the rows.
+    dataset : str
+        Data set of the rows.
+    metric : str
+        Name of the metric.
+    seconds : float
+        Seconds of the method's fit and prediction.
+
+    Returns
+    -------
+    rows : list of dict
+        Rows of :func:`demo_row`, one per key of ``values`` other than ``ours``.
+    """
+    return [demo_row(method=ours, dataset=dataset, metric=metric, value=values[ours],
+                     anchor=name, anchor_value=value, seconds=seconds)
+            for name, value in values.items() if name != ours]
+
+
+def timed_fits(models, *fit_args, score, dataset, tag, verbose=1):
+    """Fit each model on the same data, timing the fit, then score it.
+
+    Parameters
+    ----------
+    models : dict of str to estimator
+        The models by name, fitted in this order.
+    *fit_args : tuple
+        Arguments of every ``fit`` (``X, y``).
+    score : callable
+        ``score(model)`` of a fitted model, a float.
+    dataset : str
+        Data set named in the progress lines.
+    tag : str
+        Prefix of the progress lines (``"holder demo"``).
+    verbose : int, default=1
+        Print ``[tag] fitting NAME on DATASET ...`` before each fit when positive.
+
+    Returns
+    -------
+    scores, seconds : tuple of dict
+        The score and the fit's wall-clock seconds of each model, by name.
+    """
+    scores, seconds = {}, {}
+    for name, model in models.items():
+        if verbose:
+            print(f"[{tag}] fitting {name} on {dataset} ...", flush=True)
+        start = time.perf_counter()
+        model.fit(*fit_args)
+        seconds[name] = time.perf_counter() - start
+        scores[name] = float(score(model))
+    return scores, seconds

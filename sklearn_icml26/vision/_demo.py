@@ -6,15 +6,13 @@ with an RBF support vector machine as context.
 """
 
 import math
-import time
 
-import pandas as pd
 import torch
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 from sklearn.svm import SVC
 
-from ..utils._registry import DEMO_COLUMNS
+from ..utils._demo_rows import anchor_rows, demo_table, timed_fits
 from ._violin import ViolinViTClassifier
 
 __all__ = ["run_demo"]
@@ -59,16 +57,8 @@ def run_demo(data_home=None, verbose=1, fast=False):
                                                               lr=3e-3, random_state=0, **size),
         "SVC": SVC(),
     }
-    scores, seconds = {}, {}
-    for name, model in models.items():
-        if verbose:
-            print(f"[violin demo] fitting {name} on {dataset} ...", flush=True)
-        start = time.perf_counter()
-        model.fit(Xtr, ytr)
-        seconds[name] = time.perf_counter() - start
-        scores[name] = float(model.score(Xte, yte))
+    scores, seconds = timed_fits(models, Xtr, ytr, score=lambda m: m.score(Xte, yte),
+                                 dataset=dataset, tag="violin demo", verbose=verbose)
     ours = "ViolinViTClassifier"
-    rows = [{"method": ours, "dataset": dataset, "metric": "accuracy", "value": scores[ours],
-             "anchor": name, "anchor_value": scores[name], "seconds": seconds[ours]}
-            for name in models if name != ours]
-    return pd.DataFrame(rows, columns=DEMO_COLUMNS)
+    return demo_table(anchor_rows(ours, scores, dataset=dataset, metric="accuracy",
+                                  seconds=seconds[ours]))

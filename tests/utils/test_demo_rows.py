@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from sklearn_icml26.utils._demo_rows import demo_row, demo_table
+from sklearn_icml26.utils._demo_rows import anchor_rows, demo_row, demo_table, timed_fits
 from sklearn_icml26.utils._registry import DEMO_COLUMNS
 
 
@@ -36,3 +36,36 @@ def test_bad_rows_name_the_column():
                  anchor_value=1.0, seconds=1.0)
     with pytest.raises(ValueError, match="row 0 has the columns"):
         demo_table([{"method": "M", "value": 1.0}])
+
+
+def test_anchor_rows_one_row_per_anchor_in_order():
+    rows = anchor_rows("ours", {"a": 2.0, "ours": 1.0, "b": np.float64(3.0)}, dataset="D",
+                       metric="MAE", seconds=0.5)
+    assert [r["anchor"] for r in rows] == ["a", "b"]
+    assert [r["anchor_value"] for r in rows] == [2.0, 3.0]
+    assert all(r["method"] == "ours" and r["value"] == 1.0 and r["seconds"] == 0.5
+               and list(r) == DEMO_COLUMNS for r in rows)
+
+
+def test_timed_fits_fits_in_order_scores_and_times(capsys):
+    calls = []
+
+    class Model:
+        def __init__(self, name, value):
+            self.name, self.value = name, value
+
+        def fit(self, X, y):
+            calls.append((self.name, X, y))
+            self.fitted_ = True
+            return self
+
+    models = {"first": Model("first", 1), "second": Model("second", 2)}
+    scores, seconds = timed_fits(models, "X", "y", score=lambda m: m.value * 10,
+                                 dataset="D", tag="t demo", verbose=1)
+    assert calls == [("first", "X", "y"), ("second", "X", "y")]
+    assert scores == {"first": 10.0, "second": 20.0}
+    assert set(seconds) == {"first", "second"} and all(s >= 0 for s in seconds.values())
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["[t demo] fitting first on D ...", "[t demo] fitting second on D ..."]
+    timed_fits(models, "X", "y", score=lambda m: 0, dataset="D", tag="t", verbose=0)
+    assert capsys.readouterr().out == ""
