@@ -103,6 +103,12 @@ class SandboxBackend(ThreadingBackend):
     With ``cache = EnvironmentCache.from_venv(["scikit-learn"])``, the same
     ``parallel_config`` block around ``cross_validate(estimator, X, y)`` fits and scores each
     fold in its own sandbox.
+
+    The example calls joblib's own ``Parallel`` and ``delayed`` because its cache holds joblib
+    alone. scikit-learn's (:mod:`sklearn.utils.parallel`, which carry the caller's warning
+    filters and configuration to the workers, and which scikit-learn's own ``n_jobs`` paths
+    use) need scikit-learn in the cache and its import in every sandbox: the same four calls
+    took 19.7 s that way against 3.5 s here, on a shared two-core machine.
     """
 
     uses_threads = False
