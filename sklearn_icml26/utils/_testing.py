@@ -8,6 +8,7 @@ adapter in :mod:`sklearn_icml26.base` carries regressors, classifiers and transf
 from numbers import Integral
 
 import numpy as np
+from scipy.special import softmax
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -309,10 +310,7 @@ default="adam"
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
-        logits = self._forward_numpy(X)
-        logits -= logits.max(axis=1, keepdims=True)
-        proba = np.exp(logits)
-        return proba / proba.sum(axis=1, keepdims=True)
+        return softmax(self._forward_numpy(X), axis=1)
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`.
