@@ -28,7 +28,7 @@ from skorch.callbacks import Callback
 from torch import nn
 from torch.nn import functional as F
 
-from ..base import TorchEstimatorMixin, _UseWholeBatches, _WholeBatches  # noqa: F401
+from ..base import TorchEstimatorMixin, _UseWholeBatches
 from ..utils._scaling import _pow2_scale, _standardize
 
 __all__ = [

@@ -384,7 +384,7 @@ def test_attention_is_the_scaled_softmax_formula():
 def test_whole_batches_visit_every_sample_once_per_epoch():
     from skorch.dataset import Dataset
 
-    from sklearn_icml26.approximation._holder_transformer import _WholeBatches
+    from sklearn_icml26.base import _WholeBatches
 
     X = np.arange(10, dtype=np.float32)[:, None]
     data = Dataset({"X": X, "sample_weight": 3 * X[:, 0]}, 2 * X)
