@@ -314,6 +314,11 @@ def main(argv=None):
                              "(<output>.fits.jsonl) and run only the missing ones")
     parser.add_argument("--ones-init", action="store_true",
                         help="also VIOLIN with scale_init='ones' at 10 %% and 25 %%")
+    parser.add_argument("--render-only", action="store_true",
+                        help="with --resume: write the results of the logged fits of the "
+                             "schedule and run nothing")
+    parser.add_argument("--note", action="append", default=[],
+                        help="a note to add to the results (repeatable)")
     parser.add_argument("--protocol-note", default="",
                         help="what this run reduced from the full protocol, and why")
     args = parser.parse_args(argv)
@@ -381,7 +386,7 @@ def main(argv=None):
                                               g["shuffled"]) for g in fits}:
                 fits.append(f)
         done = {(f["arm"], f["seed"], f["fraction"], f["method"], f["shuffled"]) for f in fits}
-        jobs_left = [j for j in jobs if tuple(j) not in done]
+        jobs_left = [] if args.render_only else [j for j in jobs if tuple(j) not in done]
         log(f"resumed {len(fits)} fits from {log_path}; {len(jobs_left)} to run")
     else:
         jobs_left = jobs
@@ -409,8 +414,10 @@ def main(argv=None):
     rows = summarise(fits)
     tg = targets(rows, fits, arms)
     path = write_results("violin", rows, args.quick, args.output, targets=tg,
-                         protocol=protocol, notes=notes + [f"{len(fits)} fits in "
-                                                           f"{time.perf_counter() - start:.0f} s"])
+                         protocol=protocol,
+                         notes=notes + args.note + [
+                             f"{len(fits)} fits; their fit times add up to "
+                             f"{sum(f['fit_seconds'] for f in fits):.0f} s"])
     print(markdown_table(rows, ["dataset", "method", "accuracy", "accuracy_sd",
                                 "delta_vs_vit_points", "seeds_ahead_of_vit", "fit_seconds"],
                          floatfmt=".3f"))
