@@ -129,6 +129,33 @@ def test_history_window_zero_is_per_period_aipw_on_baseline():
         np.testing.assert_allclose(est.means_[r], phi.mean(axis=0), atol=1e-10)
 
 
+def test_history_window_zero_nonlinear_outcome_skips_simulation_exactly():
+    # a nonlinear outcome model of H_0 alone: G[s, t] = m_t(H_0) for every start s <= t,
+    # so phi = m_t(H_0) + I_t / pi_t (Y_t - m_t(H_0)) with the cross-fitted fold models
+    from sklearn.neighbors import KNeighborsRegressor
+
+    X, y, D, _ = _linear("sequential", n=400, seed=11)
+    est = LongitudinalRegressionAdjuster(3, outcome_model=KNeighborsRegressor(7),
+                                         history_window=0, n_mc=4, cv=3, random_state=0)
+    est.fit(X, y, treatment=D)
+    H0 = X[:, :3]
+    for r in range(2):
+        m = np.empty_like(y)
+        for fold in range(3):
+            test = est.folds_ == fold
+            for t in range(y.shape[1]):
+                m[test, t] = est.outcome_models_[r][t][fold].predict(H0[test])
+        np.testing.assert_allclose(est.q0_[:, r], m, atol=1e-12)
+        on = np.cumprod(D == est.regimes_[r][None], axis=1)
+        phi = m + on / est.path_probabilities_[r] * (y - m)
+        np.testing.assert_allclose(est.means_[r], phi.mean(axis=0), atol=1e-12)
+        np.testing.assert_allclose(est.influence_[:, r], phi - phi.mean(axis=0), atol=1e-12)
+        # predict: the fold models averaged, no particles
+        avg = np.mean([[est.outcome_models_[r][t][f].predict(H0[:5]) for t in range(4)]
+                       for f in range(3)], axis=0).T
+        np.testing.assert_allclose(est.predict_regimes(X[:5])[:, r], avg, atol=1e-12)
+
+
 # ---------------------------------------------------------------- known answers
 
 
