@@ -8,7 +8,10 @@ erythrocytes vs GMP/monocytes/neutrophils/basophils, 7-cut DP/LP/ACC/NMI vs cell
 Ward(7); the DPT recipe); krumsiek11 (z-scored; 5-cut, Spearman with time; Ward, DPT; four
 fates: the 4-cut of the tree of all 640 rows as the 320 fate rows occupy it, for Ward and
 HDTree alike, beside the 4-cut of all rows read on the fate rows and Ward refitted on the fate
-rows). Every HDTree fit is also cut with the other ``cut_rule``. Generator: reconstruction L1
+rows). Every HDTree fit is also cut with the other values of ``cut_rule``, and the best
+cut of its code tree chosen with the labels (the most DP and the most ACC over every cut
+with leaves at or above the level the cut rules start from) bounds what any cut rule can
+reach on that tree. Generator: reconstruction L1
 of HDTree's decoder (global min-max scaling, x D) against the mean of the row's deepest code.
 With scanpy installed (the ``lineage-bench`` extra): scanpy's DPT (Paul15: scanpy's standard
 recipe on the raw counts of all 240 genes, normalize_total, log1p, 50-component PCA,
@@ -29,6 +32,7 @@ is for 2 CPU cores and is only checked on CPU runs)::
 ``--max-epochs``/``--digits-rows`` shrink a smoke run (marked as reduced in the protocol).
 """
 
+import math
 import pickle
 import sys
 import time
@@ -173,10 +177,12 @@ def bench_digits(quick, seeds, epochs, n_rows=None):
                "peak_memory_mb": m.peak_memory_mb}
         row["recon_L1"], row["recon_L1_code_mean"] = _recon(model, X)
         rows.append(row)
-        other = _other_rule(model)
-        rows.append({"dataset": "digits", "method": f"HDTreeLineage (cut_rule={other!r})",
-                     "seed": seed, **_with_rule(model, other,
-                                                lambda mo: _hdtree_flat(mo, y, 10))})
+        for other in _other_rules(model):
+            rows.append({"dataset": "digits", "method": f"HDTreeLineage (cut_rule={other!r})",
+                         "seed": seed, **_with_rule(model, other,
+                                                    lambda mo: _hdtree_flat(mo, y, 10))})
+        if not quick:  # a few seconds per fit: full runs only
+            rows.append(_bound_row("digits", model, y, 10))
         emb = _ward_row("digits", "Ward (HDTree embedding)", model.embedding_, y, 10)[0]
         emb["seed"] = seed
         rows.append(emb)
@@ -298,8 +304,105 @@ def _scanpy_rows(dataset, adata, iroot, y, pt_scores, counts, hdtree_models=()):
     return rows
 
 
-def _other_rule(model):
-    return "count" if model.cut_rule == "distance" else "distance"
+CUT_RULES = ("count", "distance", "guarded_distance")
+
+
+def _other_rules(model):
+    """The cut rules other than the model's own (each fit is also cut with them)."""
+    return [rule for rule in CUT_RULES if rule != model.cut_rule]
+
+
+def _level_cap(model, k):
+    """The level the cut rules start from for ``k`` clusters (their leaves lie at or above it)."""
+    return min(math.isqrt(k) + 2, model.n_levels - 1)
+
+
+def _tree_cuts(model, k):
+    """Every cut of the code tree into ``k`` codes holding training rows (leaves at levels up
+    to the cut rules' starting level): the cuts any merge rule can return."""
+    tree, count = model.tree_, model.tree_.count
+    cap = _level_cap(model, k)
+    memo = {}
+
+    def occupied_children(node):
+        kids = (0, 1) if node < 0 else (tree.children[node] if tree.level[node] < cap else ())
+        return [int(c) for c in kids if c >= 0 and count[c] > 0]
+
+    def cuts(node, j):
+        if (node, j) not in memo:
+            kids, out = occupied_children(node), []
+            if j == 1 and node >= 0:
+                out.append((node,))
+            elif len(kids) == 1:
+                out = cuts(kids[0], j)
+            elif len(kids) == 2:
+                for a in range(1, j):
+                    out += [A + B for A in cuts(kids[0], a) for B in cuts(kids[1], j - a)]
+            memo[(node, j)] = out
+        return memo[(node, j)]
+
+    return cuts(-1, k)
+
+
+def _cut_bound(model, y, k, rows=None):
+    """The best dendrogram purity and the best ACC over every ``k``-cut of the code tree
+    (:func:`_tree_cuts`), chosen with the labels: what the best cut rule could reach on this
+    tree (the two maxima may come from different cuts). With ``rows``, the ACC of the cut of
+    all rows read on ``rows`` (no DP)."""
+    from scipy.optimize import linear_sum_assignment
+
+    tree, paths = model.tree_, model.paths_
+    n_codes, n_classes = len(tree.level), int(y.max()) + 1
+    counts = np.zeros((n_codes, n_classes))
+    for level in range(model.n_levels):
+        np.add.at(counts, (paths[:, level], y), 1)
+    total = np.bincount(y, minlength=n_classes).astype(float)
+
+    def pairs(c):  # same-class pairs with repetition
+        return c * (c + 1) / 2
+
+    sub = counts if rows is None else np.zeros((n_codes, n_classes))
+    if rows is not None:
+        for level in range(model.n_levels):
+            np.add.at(sub, (paths[rows, level], y[rows]), 1)
+    best_dp = best_acc = -np.inf
+    cuts = _tree_cuts(model, k)
+    if not cuts:  # fewer than k codes hold rows
+        return float("nan"), float("nan")
+    for cut in cuts:
+        leaves = np.array(cut)
+        table = sub[leaves]
+        r, c = linear_sum_assignment(-table)
+        best_acc = max(best_acc, table[r, c].sum() / table.sum())
+        if rows is not None:
+            continue
+        # pairs whose lowest common ancestor is a leaf, then each ancestor of the cut
+        # (the virtual root included): its pairs minus its two children's
+        share = counts[leaves] / counts[leaves].sum(axis=1, keepdims=True)
+        num = (pairs(counts[leaves]) * share).sum()
+        inner = {int(a) for leaf in cut for a in _ancestors(tree, leaf)}
+        for node in inner:
+            kids = tree.children[node]
+            lca = pairs(counts[node]) - pairs(counts[kids]).sum(axis=0)
+            num += (lca * counts[node] / counts[node].sum()).sum()
+        lca = pairs(total) - pairs(counts[[0, 1]]).sum(axis=0)
+        num += (lca * total / total.sum()).sum()
+        best_dp = max(best_dp, num / pairs(total).sum())
+    return float(best_dp), float(best_acc)
+
+
+def _ancestors(tree, code):
+    out, code = [], int(tree.parent[code])
+    while code >= 0:
+        out.append(code)
+        code = int(tree.parent[code])
+    return out
+
+
+def _bound_row(dataset, model, y, k, **extra):
+    dp, acc = _cut_bound(model, y, k)
+    return {"dataset": dataset, "method": "HDTreeLineage, best cut of its tree (by the labels)",
+            "seed": model.random_state, "DP": dp, "ACC": acc, "n_clusters": k, **extra}
 
 
 def _with_rule(model, rule, func):
@@ -353,10 +456,11 @@ def bench_paul15(quick, seeds, epochs, use_scanpy):
                "peak_memory_mb": m.peak_memory_mb}
         row["recon_L1"], row["recon_L1_code_mean"] = _recon(model, genes)
         rows.append(row)
-        other = _other_rule(model)
-        rows.append({"dataset": "paul15", "method": f"HDTreeLineage (cut_rule={other!r})",
-                     "seed": seed, **_with_rule(model, other, lambda mo: _paul15_cuts(
-                         mo, data, branch_true, branch_rows))})
+        for other in _other_rules(model):
+            rows.append({"dataset": "paul15", "method": f"HDTreeLineage (cut_rule={other!r})",
+                         "seed": seed, **_with_rule(model, other, lambda mo: _paul15_cuts(
+                             mo, data, branch_true, branch_rows))})
+        rows.append(_bound_row("paul15", model, data.target, 7))
     if use_scanpy and _scanpy() is not None:
         import anndata
 
@@ -451,10 +555,13 @@ def bench_krumsiek(quick, seeds, epochs, use_scanpy):
                "peak_memory_mb": m.peak_memory_mb}
         row["recon_L1"], row["recon_L1_code_mean"] = _recon(model, X)
         rows.append(row)
-        other = _other_rule(model)
-        rows.append({"dataset": "krumsiek11", "method": f"HDTreeLineage (cut_rule={other!r})",
-                     "seed": seed, **_with_rule(model, other,
-                                                lambda mo: _krumsiek_cuts(mo, X, y, fate))})
+        for other in _other_rules(model):
+            rows.append({"dataset": "krumsiek11",
+                         "method": f"HDTreeLineage (cut_rule={other!r})", "seed": seed,
+                         **_with_rule(model, other,
+                                      lambda mo: _krumsiek_cuts(mo, X, y, fate))})
+        rows.append(_bound_row("krumsiek11", model, y, 5,
+                               fate4_ACC_all=_cut_bound(model, y, 4, rows=fate)[1]))
     if use_scanpy and _scanpy() is not None:
         import anndata
 
@@ -553,7 +660,9 @@ def _targets(rows, device):
 
 
 PROTOCOL = ("HDTree lineage benchmark with HDTreeLineage defaults (300 epochs, "
-            "cut_rule='count'; every fit also cut with cut_rule='distance'): "
+            "cut_rule='count'; every fit also cut with cut_rule='distance' and "
+            "'guarded_distance', and the best cut of its code tree chosen with the labels as "
+            "the bound of every cut rule): "
             "digits (1797 rows) vs Ward on raw pixels / PCA 50 / HDTree's embedding; "
             "Paul15 (count pipeline, HDTree on 240 genes, anchors on PCA 30, root = MPP) and "
             "krumsiek11 (z-scored, root = time 0); scanpy DPT and Leiden + PAGA anchors when "

@@ -632,3 +632,91 @@ def test_induced_cut_separates_the_fates_of_a_tree_with_a_progenitor_branch():
         induced = model._labels_from_paths(paths[fate], leaves, labels)
         assert cluster_accuracy(y[fate], induced) == 1.0
         assert sorted(leaves) == [2, 4, 5, 8, 9]  # 2: the progenitors, no fate row
+
+
+def _guard_tree_spec():
+    """A planted 3-level tree with 4 populations and a 3-row outlier code.
+
+    Level-2 codes 6-9 (under 0): one population P spread over 4 codes 0.3 apart; code 10: Q
+    (40 rows) with the outlier code 11 (3 rows, 2.5 away) as its sibling; codes 12, 13: two
+    distinct populations R1, R2 (40 rows each, 1.5 apart). The 4-cut {P, Q + outlier, R1, R2}
+    is the codes [0, 4, 12, 13].
+    """
+    spec = [(6, 75, (0, 0)), (7, 75, (0.3, 0)), (8, 75, (0.6, 0)), (9, 75, (0.9, 0)),
+            (10, 40, (5, 0)), (11, 3, (5, -2.5)), (12, 40, (5, 3)), (13, 40, (6.5, 3))]
+    paths, emb = _plant(spec, n_levels=3)
+    y = np.repeat([0, 1, 1, 2, 3], [300, 40, 3, 40, 40])
+    return paths, emb, y
+
+
+def test_guarded_distance_recovers_the_planted_cut_where_count_and_distance_fail():
+    paths, emb, y = _guard_tree_spec()
+    guarded = _planted_tree(paths, emb, 3, "guarded_distance")  # n_neighbors=10 > 3 rows
+    assert sorted(guarded._cut_leaves(4)[0]) == [0, 4, 12, 13]
+    labels = guarded.cut(4)
+    assert cluster_accuracy(y, labels) == 1.0
+    assert dendrogram_purity(y, *guarded.dendrogram(4)) == 1.0
+    # "distance" keeps the outlier as a cluster and merges R1 with R2 (1.5 < 2.5 apart)
+    distance = _planted_tree(paths, emb, 3, "distance")
+    assert sorted(distance._cut_leaves(4)[0]) == [0, 5, 10, 11]
+    # "count" merges the smallest pairs: the outlier, then R1 + R2, then Q with them
+    count = _planted_tree(paths, emb, 3, "count")
+    assert sorted(count._cut_leaves(4)[0]) == [1, 2, 8, 9]
+    for other in (distance, count):  # each loses at least one 40-row population
+        assert cluster_accuracy(y, other.cut(4)) <= 1 - 40 / len(y) + 1e-12
+        assert dendrogram_purity(y, *other.dendrogram(4)) < 0.99
+
+
+def test_guard_is_n_neighbors_rows():
+    # with n_neighbors at or below the outlier's 3 rows the guard does not apply and
+    # "guarded_distance" cuts as "distance"; from 4 neighbours on it absorbs the outlier
+    paths, emb, _ = _guard_tree_spec()
+    for n_neighbors, expected in [(2, [0, 5, 10, 11]), (3, [0, 5, 10, 11]),
+                                  (4, [0, 4, 12, 13])]:
+        model = _planted_tree(paths, emb, 3, "guarded_distance")
+        model.n_neighbors = n_neighbors
+        assert sorted(model._cut_leaves(4)[0]) == expected, n_neighbors
+    # without small codes the two distance rules agree for every k
+    spec = [(6, 20, (0, 0)), (7, 20, (1, 0)), (10, 20, (0, 5)),
+            (11, 20, (0, 6)), (12, 20, (5, 5)), (13, 20, (5, 7))]
+    paths, emb = _plant(spec, n_levels=3)
+    for k in range(1, 7):
+        a = _planted_tree(paths, emb, 3, "distance").cut(k)
+        b = _planted_tree(paths, emb, 3, "guarded_distance").cut(k)
+        np.testing.assert_array_equal(a, b)
+
+
+def test_bench_cut_bound_is_the_best_cut_of_the_tree():
+    from sklearn_icml26.utils._benchmark import load_benchmark
+
+    bench = load_benchmark("hdtree")
+    paths, emb, y = _guard_tree_spec()
+    model = _planted_tree(paths, emb, 3, "count")
+    cuts = bench._tree_cuts(model, 4)
+    # a full 3-level tree (8 occupied deepest codes) has 5 cuts into 4 codes: a level-0
+    # code kept whole with 3 leaves below the other (2 ways each side) or 2 leaves on each
+    assert len(cuts) == len(set(cuts)) == 5
+    for cut in cuts:
+        covered = np.zeros(len(y), dtype=int)
+        for code in cut:
+            covered += paths[:, model.tree_.level[code]] == code
+        assert np.all(covered == 1), cut
+    assert (0, 4, 12, 13) in cuts
+    # the planted cut is pure, so the bound is 1 for both; the count cut scores below it
+    assert bench._cut_bound(model, y, 4) == (1.0, 1.0)
+    rng = np.random.default_rng(0)
+    y_noisy = np.where(rng.random(len(y)) < 0.2, rng.integers(0, 4, len(y)), y)
+    dp, acc = bench._cut_bound(model, y_noisy, 4)
+    best_dp = best_acc = 0.0
+    for cut in cuts:  # brute force with the package's metrics
+        leaf = np.zeros(len(y), dtype=int)
+        for code in cut:
+            leaf[paths[:, model.tree_.level[code]] == code] = code
+        parent = np.concatenate([[-1], model.tree_.parent + 1])
+        best_dp = max(best_dp, dendrogram_purity(y_noisy, parent, leaf + 1))
+        best_acc = max(best_acc, cluster_accuracy(y_noisy, leaf))
+    assert dp == pytest.approx(best_dp, abs=1e-12)
+    assert acc == pytest.approx(best_acc, abs=1e-12)
+    # read on a subset of rows: the ACC of the cut of all rows on those rows
+    rows = y > 0
+    assert bench._cut_bound(model, y, 4, rows=rows)[1] == 1.0
