@@ -17,7 +17,6 @@ import copy
 import math
 import os
 import warnings
-from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
 
@@ -127,34 +126,135 @@ def _grad(y, x, create_graph=True):
     return torch.autograd.grad(y.sum(), x, create_graph=create_graph, retain_graph=True)[0]
 
 
-def _sine_jet(layer, y, J, L, laplacian):
-    """One sine layer ``sin(omega (W y + b))`` on a jet: value, input Jacobian, Laplacian.
+def _first_jet(layer, x, laplacian):
+    """The first sine layer ``sin(omega (W x + b))`` on a jet of the input point itself.
 
-    ``y`` (m, n_in) are the layer's inputs, ``J`` (d, m, n_in) their derivatives along the d
-    input coordinates (``None`` at the first layer, whose input is the point itself) and
-    ``L`` (m, n_in) their Laplacians. With ``z = omega (W y + b)``: ``dz = omega W dy``,
-    ``d sin z = cos z dz`` and ``Delta sin z = cos z Delta z - sin z sum_j (d_j z)^2``.
+    Returns the stacked jet ``T`` (1 + d (+ 1), m, n_out): the value, its derivatives along
+    the d input coordinates and (with ``laplacian``) its Laplacian. With ``z = omega (W x +
+    b)``: ``d_j z = omega W[:, j]`` at every point and ``Delta z = 0``, so
+    ``d_j sin z = cos z d_j z`` and ``Delta sin z = -sin z sum_j (d_j z)^2``.
     """
     W, omega = layer.linear.weight, layer.omega
-    z = omega * F.linear(y, W, layer.linear.bias)
+    z = omega * F.linear(x, W, layer.linear.bias)
     s, c = torch.sin(z), torch.cos(z)
-    if J is None:  # d_j z = omega W[:, j] at every point, Delta z = 0
-        Jz = (omega * W.t())[:, None, :]
-        sq = (Jz * Jz).sum(0)
-        L_out = -s * sq if laplacian else None
-    else:
-        Jz = omega * torch.matmul(J, W.t())
-        L_out = c * (omega * (L @ W.t())) - s * (Jz * Jz).sum(0) if laplacian else None
-    return s, c * Jz, L_out
+    Jz = (omega * W.t())[:, None, :]  # (d, 1, n_out)
+    rows = [s[None], c[None] * Jz]
+    if laplacian:
+        rows.append((-s * (Jz * Jz).sum(0))[None])
+    return torch.cat(rows)
 
 
-def _linear_jet(linear, y, J, L):
-    """The output layer ``w y + b`` (one output) on a jet: (m,), (m, d), (k,)."""
-    w = linear.weight[0]
-    z = y @ w + linear.bias[0]
-    g = torch.matmul(J, w).t()
-    lap = None if L is None else L @ w
-    return z, g, lap
+def _next_jet(W, b, omega, T, d, laplacian):
+    """A sine layer ``sin(omega (W y + b))`` on a stacked jet ``T`` = [y; d_1 y .. d_d y;
+    (Delta y)] (1 + d (+ 1), m, n_in): one matrix product for every row.
+
+    ``dz = omega W dy``, ``d sin z = cos z dz`` and ``Delta sin z = cos z Delta z - sin z
+    sum_j (d_j z)^2``.
+    """
+    Z = torch.matmul(T, W.t())
+    z = omega * (Z[0] + b)
+    Jz = omega * Z[1 : 1 + d]
+    s, c = torch.sin(z), torch.cos(z)
+    rows = [s[None], c[None] * Jz]
+    if laplacian:
+        rows.append((c * (omega * Z[1 + d]) - s * (Jz * Jz).sum(0))[None])
+    return torch.cat(rows)
+
+
+class _OffSurfacePools:
+    """The near-surface and free samples of the training steps, drawn in pools.
+
+    The distance targets ``d_X`` of a step's off-surface points are a kd-tree query, and for
+    points of the box far from the shape it is the dearest part of a step (many input points
+    are about equally far). So the samples come from pools: ``pool_factor * n`` near points
+    (an input point drawn uniformly plus ``t sigma xi``, ``t`` = 1 or ``near_scale`` with
+    probability 1/2 each, ``xi ~ N(0, I)``) and as many uniform points of the box, with
+    their distances queried in one call; each step takes ``n`` of each pool at random
+    (without replacement within the step) and the pools are re-drawn every
+    ``refresh_every`` steps. With the defaults (8 and 32) each sample serves 4 steps on
+    average and a step costs a quarter of the queries. The next pools are drawn when the
+    current ones come into use; with worker threads their distances are computed in the
+    background meanwhile (the same numbers, bit for bit).
+
+    Parameters
+    ----------
+    points : tensor of shape (n_points, d)
+        Normalised input points.
+    sigma : tensor of shape (n_points, 1)
+        Their neighbourhood scales.
+    near_scale, box_half : float
+        Wide-noise factor; half-width of the sampling box.
+    n : int
+        Near (and free) points per step.
+    distance : callable or None
+        ``d_X`` of a tensor of points (``None``: no distances, ``field="sdf"``).
+    distance_async : callable or None
+        Returns a future of ``d_X`` or ``None`` (then ``distance`` runs when needed).
+    pool_factor, refresh_every : int
+        Pool size in steps' worth of samples; steps between re-draws.
+    """
+
+    def __init__(self, points, sigma, near_scale, box_half, n, distance, distance_async=None,
+                 pool_factor=8, refresh_every=32):
+        self.points, self.sigma = points, sigma
+        self.near_scale, self.box_half = float(near_scale), float(box_half)
+        self.n = int(n)
+        self.size = int(pool_factor) * self.n
+        self.refresh_every = max(int(refresh_every), 1)
+        self.distance, self.distance_async = distance, distance_async
+        self.steps = 0
+        self.current = None
+        self.queried = 0  # points whose distances were queried (tests, benchmark notes)
+        self.pending = self._new_pool()
+
+    def _new_pool(self):
+        P, M = self.points, self.size
+        idx = torch.randint(P.shape[0], (M,), device=P.device)
+        scale = torch.where(torch.rand(M, 1, dtype=P.dtype, device=P.device) < 0.5,
+                            1.0, self.near_scale)
+        near = P[idx] + scale * self.sigma[idx] * torch.randn(M, P.shape[1], dtype=P.dtype,
+                                                              device=P.device)
+        free = (torch.rand_like(near) * 2.0 - 1.0) * self.box_half
+        pts = torch.cat([near, free])
+        future = None
+        if self.distance is not None and self.distance_async is not None:
+            future = self.distance_async(pts)
+            self.queried += pts.shape[0]
+        return [pts, future]
+
+    def _activate(self):
+        pts, future = self.pending
+        if self.distance is None:
+            d = None
+        elif future is not None:
+            d = future.result()
+        else:
+            d = self.distance(pts)
+            self.queried += pts.shape[0]
+        self.current = (pts, d)
+        self.pending = self._new_pool()
+
+    def draw(self, n=None):
+        """One step's ``(near, free, d_X of [near; free] or None)``: (n, d), (n, d), (2n,).
+
+        ``n`` (at most the pools' ``n``; default it) points of each pool.
+        """
+        if self.steps % self.refresh_every == 0:
+            self._activate()
+        self.steps += 1
+        pts, d = self.current
+        M, n = self.size, self.n if n is None else int(n)
+        dev = pts.device
+        both = torch.cat([torch.randperm(M, device=dev)[:n],
+                          torch.randperm(M, device=dev)[:n] + M])
+        sel = pts[both]
+        return sel[:n], sel[n:], (None if d is None else d[both])
+
+    def close(self):
+        """Wait for a background query (the pools hold no thread of their own)."""
+        if self.pending is not None and self.pending[1] is not None:
+            self.pending[1].cancel() or self.pending[1].result()
+        self.pending = None
 
 
 class _MPFModule(nn.Module):
@@ -257,20 +357,31 @@ class _MPFModule(nn.Module):
             a = layer.omega * F.linear(y, layer.linear.weight, layer.linear.bias)
             y = torch.sin(a)
             cosines.append(torch.cos(a))
-        heads = [h for h in (self.r_head, self.theta_head) if h is not None]
-        values, cot = [], []
-        for sine, lin in heads:
-            a = sine.omega * F.linear(y, sine.linear.weight, sine.linear.bias)
-            values.append(F.linear(torch.sin(a), lin.weight, lin.bias)[:, 0])
-            cot.append((torch.cos(a) * (sine.omega * lin.weight[0])) @ sine.linear.weight)
-        G = torch.stack(cot)  # (n_heads, m, width)
+        # both heads' sine layers as one matrix product, their cotangents as one batched one
+        Wh, bh, w_out, b_out, n_heads, width = self._stacked_heads()
+        a = F.linear(y, Wh, bh)  # the heads' sine layers have omega 1
+        m = a.shape[0]
+        values = (torch.sin(a) * w_out).view(m, n_heads, width).sum(-1) + b_out
+        C = (torch.cos(a) * w_out.reshape(1, -1)).view(m, n_heads, width).transpose(0, 1)
+        G = torch.bmm(C, Wh.view(n_heads, width, -1))  # (n_heads, m, hidden)
         for layer, c in zip(reversed(self.backbone), reversed(cosines), strict=True):
             G = (G * (layer.omega * c)) @ layer.linear.weight
-        pairs = list(zip(values, G, strict=True))
+        pairs = [(values[:, i], G[i]) for i in range(n_heads)]
         none = (None, None)
         if self.field == "mpf":
             return pairs[0], pairs[1]
         return (none, pairs[0]) if self.field == "sdf" else (pairs[0], none)
+
+    def _stacked_heads(self):
+        """The heads' parameters side by side: sine layers ``Wh`` (k w, H), ``bh`` (k w,),
+        output weights ``w_out`` (k w,) (flattened) and biases ``b_out`` (k,), k heads of
+        width w (r first)."""
+        heads = [h for h in (self.r_head, self.theta_head) if h is not None]
+        Wh = torch.cat([h[0].linear.weight for h in heads])
+        bh = torch.cat([h[0].linear.bias for h in heads])
+        w_out = torch.cat([h[1].weight[0] for h in heads])
+        b_out = torch.cat([h[1].bias for h in heads])
+        return Wh, bh, w_out, b_out, len(heads), heads[0][0].linear.out_features
 
     def jet(self, x, laplacian=True):
         """Fields, input gradients and Laplacians by forward (Taylor-mode) propagation.
@@ -284,17 +395,25 @@ class _MPFModule(nn.Module):
         + 2 beta (1 - P^2) grad r . grad theta - 2 beta^2 r P (1 - P^2) |grad theta|^2``.
         The Laplacian term of training uses it on its subset of points.
         """
-        y, J, L = x, None, None
-        for layer in self.backbone:
-            y, J, L = _sine_jet(layer, y, J, L, laplacian)
+        d = x.shape[1]
+        T = _first_jet(self.backbone[0], x, laplacian)
+        for layer in self.backbone[1:]:
+            T = _next_jet(layer.linear.weight, layer.linear.bias, layer.omega, T, d, laplacian)
+        # both heads as one stacked layer; their outputs per head (k of width w)
+        Wh, bh, w_out, b_out, n_heads, width = self._stacked_heads()
+        T = _next_jet(Wh, bh, 1.0, T, d, laplacian)
+        Hs = (T * w_out).view(T.shape[0], T.shape[1], n_heads, width).sum(-1)  # (K, m, k)
+        z = Hs[0] + b_out
+        heads = [(z[:, i], Hs[1 : 1 + d, :, i].t(), Hs[1 + d, :, i] if laplacian else None)
+                 for i in range(n_heads)]
         out = {"x": x}
         zr = zt = None
-        if self.r_head is not None:
-            hy, hJ, hL = _sine_jet(self.r_head[0], y, J, L, laplacian)
-            zr, gzr, lzr = _linear_jet(self.r_head[1], hy, hJ, hL)
-        if self.theta_head is not None:
-            hy, hJ, hL = _sine_jet(self.theta_head[0], y, J, L, laplacian)
-            zt, gzt, lzt = _linear_jet(self.theta_head[1], hy, hJ, hL)
+        if self.field == "mpf":
+            (zr, gzr, lzr), (zt, gzt, lzt) = heads
+        elif self.field == "sdf":
+            zt, gzt, lzt = heads[0]
+        else:
+            zr, gzr, lzr = heads[0]
         self._fuse(out, zr, zt)
         if zr is not None:
             b = self.softplus_beta
@@ -375,15 +494,24 @@ class _MPFModule(nn.Module):
         # near points around the first n_off surface points of the (shuffled) batch, as many
         # free points of the box
         n_off = max(1, math.ceil(self.off_surface_fraction * B))
-        scale = torch.where(torch.rand(n_off, 1, dtype=S.dtype, device=S.device) < 0.5,
-                            1.0, self.near_scale)
-        N = S[:n_off] + scale * sigma[:n_off] * torch.randn_like(S[:n_off])
-        Fr = (torch.rand_like(N) * 2.0 - 1.0) * self.box_half
+        pools = getattr(self, "pools", None)
+        if pools is not None and n_off <= pools.n:
+            # near and free points with their distance targets from the pools
+            N, Fr, d_x = pools.draw(n_off)
+            N, Fr = N.to(S.dtype), Fr.to(S.dtype)
+            d_x = None if d_x is None else _Done(d_x.to(S.dtype))
+        else:  # one query per step (the original sampling)
+            scale = torch.where(torch.rand(n_off, 1, dtype=S.dtype, device=S.device) < 0.5,
+                                1.0, self.near_scale)
+            N = S[:n_off] + scale * sigma[:n_off] * torch.randn_like(S[:n_off])
+            Fr = (torch.rand_like(N) * 2.0 - 1.0) * self.box_half
+            d_x = None
         pts = torch.cat([S, N, Fr]).detach()
         # d_X of the near and free points (the metric term's target) runs on another core
         # while the network evaluates them (same values as the criterion's own query)
         hook = getattr(self, "distance_hook", None)
-        d_x = hook(pts[B:]) if hook is not None and self.field != "sdf" else None
+        if d_x is None and hook is not None and self.field != "sdf":
+            d_x = hook(pts[B:])
         k = min(self.laplacian_points, B)
         k = min(k, n_off)
         lap_pts = torch.cat([N[:k], Fr[:k]]).detach()
@@ -408,6 +536,18 @@ class _MPFModule(nn.Module):
 # ---------------------------------------------------------------------------------------------
 # criterion
 # ---------------------------------------------------------------------------------------------
+class _Done:
+    """A finished "future" holding a value (distances the pools already have)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+
 def _abs_cos(a, b):
     return torch.abs((a * b).sum(1)) / (a.norm(dim=1) * b.norm(dim=1) + 1e-8)
 
@@ -535,8 +675,11 @@ class _MPFCriterion(nn.Module):
 class _MPFTraining(Callback):
     """Warm start before training, Laplacian schedule per step, per-term history, NaN guard."""
 
+    WARM_POOL_FACTOR = 8  # warm-start pool: 8 steps' worth of box points, queried once
+
     def __init__(self, total_steps, warm_start_iter, warm_batch, lr, laplacian_points,
-                 schedule, laplacian_weight, lr_schedule):
+                 schedule, laplacian_weight, lr_schedule, pool_data=None):
+        self.pool_data = pool_data  # (points, sigma, n_off) of the off-surface pools or None
         self.total_steps = total_steps
         self.warm_start_iter = warm_start_iter
         self.warm_batch = warm_batch
@@ -562,6 +705,16 @@ class _MPFTraining(Callback):
                 group["foreach"] = True
         if self.warm_start_iter > 0:
             self._warm_start(module, crit)
+        module.pools = None
+        if self.pool_data is not None:
+            points, sigma, n_off = self.pool_data
+            p = next(module.parameters())
+            module.pools = _OffSurfacePools(
+                torch.as_tensor(points, dtype=p.dtype, device=p.device),
+                torch.as_tensor(sigma, dtype=p.dtype, device=p.device).reshape(-1, 1),
+                module.near_scale, module.box_half, n_off,
+                None if module.field == "sdf" else crit._distance_to_points,
+                crit.distance_async if crit.query_threads else None)
         # the last finite parameters, refreshed in place after every step
         self.live_ = list(module.state_dict(keep_vars=True).items())
         self.snapshot_ = {k: v.detach().clone() for k, v in self.live_}
@@ -573,6 +726,12 @@ class _MPFTraining(Callback):
 
     def cleanup(self, module=None):
         """Stop the query threads and unhook them from the module (idempotent)."""
+        if module is not None:
+            pools = getattr(module, "pools", None)
+            if pools is not None:
+                self.pools_queried_ = pools.queried
+                pools.close()
+            module.pools = None  # training-only (holds the points and a thread's future)
         crit = getattr(self, "criterion_", None)
         if crit is not None:
             crit.close()
@@ -582,35 +741,30 @@ class _MPFTraining(Callback):
     def _warm_start(self, module, crit):
         """MSE of theta to the sphere SDF |x| - 0.45 and of r to d_X on uniform box points.
 
-        The box points are drawn two steps ahead (nothing else draws random numbers in this
-        loop, so they are the same points) and their d_X is queried in worker threads while
-        the network trains on the current ones.
+        The box points of every warm-start step come from one pool of
+        ``WARM_POOL_FACTOR * warm_batch`` uniform points of the box whose distances are
+        queried once (a step takes ``warm_batch`` of them at random): a warm start only has
+        to give the fields a rough shape, and a query per step cost two thirds of it.
         """
         dtype = next(module.parameters()).dtype
         device = next(module.parameters()).device
         opt = torch.optim.Adam(module.parameters(), lr=5.0 * self.lr)  # our choice
         module.train()
         need_r = module.r_head is not None
-        ahead = deque()
-
-        def draw():
-            x = (torch.rand(self.warm_batch, module.n_features, dtype=dtype, device=device)
-                 * 2 - 1) * module.box_half
-            ahead.append((x, crit.distance_async(x) if need_r else None))
-
-        for _ in range(min(2, self.warm_start_iter)):
-            draw()
-        for i in range(self.warm_start_iter):
-            x, d_x = ahead.popleft()
-            if i + 2 < self.warm_start_iter:
-                draw()
+        size = self.WARM_POOL_FACTOR * self.warm_batch
+        pool = (torch.rand(size, module.n_features, dtype=dtype, device=device)
+                * 2 - 1) * module.box_half
+        pool_d = crit._distance_to_points(pool) if need_r else None
+        self.warm_queried_ = size if need_r else 0
+        for _ in range(self.warm_start_iter):
+            pick = torch.randperm(size, device=device)[: self.warm_batch]
+            x = pool[pick]
             out = module.fields(x)
             loss = 0.0
             if "theta" in out:
                 loss = loss + ((out["theta"] - (x.norm(dim=1) - 0.45)) ** 2).mean()
             if "r" in out:
-                d_x = d_x.result() if d_x is not None else crit._distance_to_points(x)
-                loss = loss + ((out["r"] - d_x) ** 2).mean()
+                loss = loss + ((out["r"] - pool_d[pick]) ** 2).mean()
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -1076,7 +1230,10 @@ default="adam"
                                        * math.ceil(self.off_surface_fraction * batch)),
             schedule=schedule,
             laplacian_weight=weights["laplacian"] if self.field != "udf" else 0.0,
-            lr_schedule=self.lr_schedule)
+            lr_schedule=self.lr_schedule,
+            # "autograd" (the benchmark's "before") keeps the original per-step queries
+            pool_data=(None if getattr(self, "_derivatives", "closed_form") == "autograd"
+                       else (Xn, sigma, math.ceil(self.off_surface_fraction * batch))))
         try:
             self._fit_net(train, None)
         finally:

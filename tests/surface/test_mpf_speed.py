@@ -1,11 +1,12 @@
 """The faster paths of MPFSurface change no number.
 
-With ``n_jobs >= 2`` the distance targets of a step (a kd-tree query) run in worker threads
-beside the network; the fitted fields must equal the single-thread path's bit for bit, the
+With ``n_jobs >= 2`` the distance targets of the off-surface sample pools (a kd-tree query)
+run in worker threads beside the network; the fitted fields must equal the single-thread path's bit for bit, the
 threads must be gone after ``fit`` and the estimator must pickle. The point-trimmed
 extraction evaluates only grid nodes near the points and must give the full grid's mesh.
 """
 
+import math
 import os
 import pickle
 import threading
@@ -44,8 +45,9 @@ def test_threaded_distance_queries_give_the_same_fit(monkeypatch):
         submitted.clear()
         est = _fit(field, X, n_jobs=2)
         assert est.net_.criterion_.query_threads == 1
-        # every warm-start step and every training step queried in a thread
-        assert len(submitted) == SMALL["warm_start_iter"] + est.n_iter_ and all(submitted)
+        # the off-surface pools (one now, the next in the background) queried in a thread
+        refresh = 32
+        assert len(submitted) == 1 + math.ceil(est.n_iter_ / refresh) and all(submitted)
         np.testing.assert_array_equal(est.transform(Q), sync[field].transform(Q))
         np.testing.assert_array_equal(est.loss_curve_, sync[field].loss_curve_)
         assert est.net_.criterion_._pool is None
@@ -106,3 +108,59 @@ def test_point_trimmed_extraction_evaluates_only_near_nodes_and_keeps_every_face
         assert evaluated < 0.5 * sum(calls)  # the band is a fraction of the grid
     for a, b in zip(band_slabs, full_slabs, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_off_surface_pools_pair_points_with_their_distances_and_refresh_on_schedule():
+    """Each drawn point carries its own d_X; the pools change exactly every refresh_every
+    steps; near points follow the two noise scales, free points fill the box."""
+    from scipy.spatial import cKDTree
+
+    from sklearn_icml26.surface._mpf import _OffSurfacePools
+
+    torch.manual_seed(0)
+    X, _ = make_thin_shell("open_arc", 500, random_state=0)
+    P = torch.as_tensor(X)
+    sigma = torch.full((500, 1), 0.01, dtype=torch.float64)
+    tree = cKDTree(X)
+    calls = []
+
+    def distance(pts):
+        calls.append(len(pts))
+        return torch.as_tensor(tree.query(pts.numpy())[0])
+
+    pools = _OffSurfacePools(P, sigma, near_scale=4.0, box_half=1.0, n=50, distance=distance,
+                             pool_factor=8, refresh_every=4)
+    seen = []
+    for step in range(12):
+        N, Fr, d = pools.draw()
+        assert N.shape == Fr.shape == (50, 2) and d.shape == (100,)
+        np.testing.assert_array_equal(d.numpy(), tree.query(torch.cat([N, Fr]).numpy())[0])
+        assert len(set(map(tuple, N.numpy().tolist()))) == 50  # no repeats within a step
+        seen.append(pools.current[0])
+        near_d = tree.query(N.numpy())[0]
+        assert near_d.max() < 4.0 * 0.01 * 6  # within six wide-noise deviations
+        assert float(Fr.abs().max()) <= 1.0
+    # 3 activations of 800 points (400 near + 400 free), queried when they come into use
+    assert calls == [800, 800, 800] and pools.queried == 2400
+    for step in range(12):
+        same = seen[step] is seen[step - step % 4]
+        assert same and (step % 4 or step == 0 or seen[step] is not seen[step - 1])
+    N, Fr, d = pools.draw(10)  # a short last batch takes fewer points
+    assert N.shape == (10, 2) and d.shape == (20,)
+
+
+def test_warm_start_queries_its_box_pool_once(monkeypatch):
+    X, _ = make_thin_shell("open_arc", 300, random_state=0)
+    calls = []
+    original = _MPFCriterion._distance_to_points
+
+    def counting(self, pts):
+        calls.append(len(pts))
+        return original(self, pts)
+
+    monkeypatch.setattr(_MPFCriterion, "_distance_to_points", counting)
+    est = MPFSurface(**{**SMALL, "max_epochs": 1, "warm_start_iter": 25}).fit(X)
+    assert est.n_iter_ == 3
+    # one query of 8 warm-start batches of 2 * batch_size box points, then the training
+    # steps' first pools: 8 steps' worth of near and of free points (50 each per step)
+    assert calls == [8 * 2 * SMALL["batch_size"], 2 * 8 * 50]
