@@ -117,9 +117,9 @@ STUDY_NOTES = [
      "estimator's outcome_model='gp' used by --flexible-learner gp, a few per cent wider "
      "at another quarter of the time: 0.345 / 0.387 / 0.509 on another data set against "
      "0.327 / 0.378 / 0.493 with 200). A monotone constraint does not apply: the outcome "
-     "surface is a Gaussian bump in X_1 and a sine of X_2 X_3. Regularising the boosting loses: the "
-     "surface needs capacity, which 400 units per arm and fold give only to a smooth learner "
-     "that finds the 3 relevant of 10 covariates (the ARD length scales)."),
+     "surface is a Gaussian bump in X_1 and a sine of X_2 X_3. Regularising the boosting "
+     "loses: the surface needs capacity, which 400 units per arm and fold give only to a "
+     "smooth learner that finds the 3 relevant of 10 covariates (the ARD length scales)."),
     ("Development-machine study, coverage of B with the protocol's boosting nuisances "
      "(0.914 at 50 reps): on the same 50 data sets the Monte-Carlo sd over the mean SE is "
      "1.14 / 1.20 / 1.23 at t = 0..2 for ours and 1.20 / 1.14 / 1.11 for Lin's HC2 (whose "
