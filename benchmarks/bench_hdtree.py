@@ -67,7 +67,8 @@ from sklearn_icml26.utils._benchmark import (  # noqa: E402
     write_results,
 )
 
-COLUMNS = ["dataset", "method", "seed", "n_clusters", "DP", "DP_full", "LP", "ACC", "NMI",
+COLUMNS = ["dataset", "method", "seed", "n_clusters", "DP", "DP_full", "DP_progenitor", "LP",
+           "ACC", "NMI",
            "branch_ACC", "branch_NMI", "fate4_ACC", "fate4_ACC_all", "fate4_ACC_refit",
            "prog_in_fate", "prog_in_own_fate", "rho_L1", "tau_L1", "rho_L2", "tau_L2", "rho", "tau",
            "recon_L1", "recon_L1_code_mean", "fit_seconds", "cpu_seconds", "peak_memory_mb",
@@ -509,9 +510,36 @@ def _induced_ward_cut(children, mask, k):
     return labels
 
 
+def _class_dp(y, parent, node_of_sample, cls):
+    """Dendrogram purity over the pairs of class ``cls`` alone (self pairs counted): the mean
+    share of ``cls`` under the lowest common ancestor of two of its samples."""
+    parent = np.asarray(parent)
+    n_nodes = len(parent)
+    depth = np.zeros(n_nodes, dtype=np.int64)
+    for node in range(n_nodes):
+        up = parent[node]
+        while up >= 0:
+            depth[node] += 1
+            up = parent[up]
+    inside, total = np.zeros(n_nodes), np.zeros(n_nodes)
+    np.add.at(inside, node_of_sample[y == cls], 1)
+    np.add.at(total, node_of_sample, 1)
+    for node in np.argsort(-depth, kind="stable"):  # children before parents
+        if parent[node] >= 0:
+            inside[parent[node]] += inside[node]
+            total[parent[node]] += total[node]
+    pairs = inside * (inside + 1) / 2
+    below = np.zeros(n_nodes)
+    np.add.at(below, parent[parent >= 0], pairs[parent >= 0])
+    lca = pairs - below  # pairs whose lowest common ancestor is the node
+    share = np.divide(inside, total, out=np.zeros(n_nodes), where=total > 0)
+    return float((lca * share).sum() / pairs[parent < 0].sum())
+
+
 def _krumsiek_cuts(model, X, y, fate):
     labels = model.cut(5)
     return {**_hdtree_flat(model, y, 5, labels),
+            "DP_progenitor": _class_dp(y, *model.dendrogram(5), 0),
             "fate4_ACC": cluster_accuracy(y[fate], model.cut(4, X[fate], induced=True)),
             "fate4_ACC_all": cluster_accuracy(y[fate], model.cut(4)[fate])}
 
@@ -532,6 +560,8 @@ def bench_krumsiek(quick, seeds, epochs, use_scanpy):
     w4 = AgglomerativeClustering(linkage="ward", n_clusters=4).fit_predict(X[fate])
     ward["fate4_ACC_refit"] = cluster_accuracy(y[fate], w4)
     ward.update(_progenitor_lineage(wmodel.labels_, data))
+    ward["DP_progenitor"] = _class_dp(
+        y, *dendrogram_from_children(wmodel.children_, len(X), 5), 0)
     rows.append(ward)
     m = measure(diffusion_pseudotime, X, 0)
     rows.append({"dataset": "krumsiek11", "method": "DPT recipe (z-scored)",
