@@ -725,7 +725,8 @@ def test_bench_cut_bound_is_the_best_cut_of_the_tree():
 def test_bench_class_purity_averages_to_dendrogram_purity():
     # the pair-weighted mean of the per-class purities is the dendrogram purity; the tree
     # 0 -> {1, 2}, 1 -> {3, 4} with rows [3, 3, 4, 4, 4, 2] and y [0, 0, 0, 1, 1, 2]:
-    # class 0 pairs (6 with repetition): 3 under node 3 (share 1), 3 under node 1 (3/5)
+    # class 0 pairs (6 with repetition): 3 under node 3 (share 1), the self pair of the
+    # third row under node 4 (1/3), 2 under node 1 (3/5)
     from sklearn_icml26.utils._benchmark import load_benchmark
 
     bench = load_benchmark("hdtree")
@@ -733,7 +734,7 @@ def test_bench_class_purity_averages_to_dendrogram_purity():
     node = np.array([3, 3, 4, 4, 4, 2])
     y = np.array([0, 0, 0, 1, 1, 2])
     per_class = [bench._class_dp(y, parent, node, c) for c in range(3)]
-    assert per_class[0] == pytest.approx((3 * 1 + 3 * 0.6) / 6, abs=1e-12)
+    assert per_class[0] == pytest.approx((3 * 1 + 1 / 3 + 2 * 0.6) / 6, abs=1e-12)
     assert per_class[2] == 1.0
     n = np.bincount(y)
     weights = n * (n + 1) / 2
