@@ -86,7 +86,8 @@ FIELDS = ("mpf", "sdf", "udf")
 LAYER_GAPS = (0.02, 0.03, 0.05, 0.1)
 SPEED_SHAPE = "open_cylinder"
 # the "before" of the speed arm: the original derivatives, width and off-surface samples
-BEFORE = dict(hidden_width=128, head_width=64, off_surface_fraction=1.0)
+BEFORE = dict(hidden_width=128, head_width=64, off_surface_fraction=1.0, batch_size=1024,
+              max_epochs=100)
 
 
 def layered_name(gap):
@@ -525,9 +526,9 @@ def main(argv=None):
     parser = benchmark_parser(__doc__.splitlines()[0])
     parser.add_argument("--arm", choices=["all", "shapes", "layered", "speed"], default="all",
                         help="thin shells, layered sheets, both (default) or the timing arm")
-    parser.add_argument("--max-epochs", type=int, default=100,
-                        help="epochs per fit (default 100 = 2000 steps on 20000 points, as in "
-                             "the full protocol)")
+    parser.add_argument("--max-epochs", type=int, default=50,
+                        help="epochs per fit (default 50 = 2000 steps of 512 points on 20000 "
+                             "points, as in the full protocol)")
     parser.add_argument("--resolution", type=int, default=None,
                         help="marching-cubes grid (default: the estimator's, chosen from the "
                              "point spacing)")
@@ -647,7 +648,7 @@ def main(argv=None):
             datasets = [(name, 0.0) for name in args.shapes]
         resolutions = [args.resolution, *args.extra_resolution]
         params = dict(max_epochs=args.max_epochs, random_state=0, **extra)
-        steps = params["max_epochs"] * 20
+        steps = params["max_epochs"] * -(-20000 // params.get("batch_size", 512))
         changed = ", ".join(f"{k}={v}" for k, v in
                             {**extra, "max_epochs": params["max_epochs"]}.items())
         reduced = "" if steps == 2000 and not extra else (
