@@ -12,11 +12,14 @@ from sklearn.pipeline import make_pipeline
 
 from sklearn_icml26.imputation import NeuroMambaImputer
 from sklearn_icml26.imputation._neuromamba import (
+    _boosted_cross_fill,
     _cross_group_fill,
     _interpolate,
     _lif_gate,
     _MambaBlock,
-    _seasonal_profile,
+    _NeuroMambaNet,
+    _predict_cross_fill,
+    _seasonal_table,
     _selective_scan,
     _spike,
     _window_index,
@@ -24,7 +27,10 @@ from sklearn_icml26.imputation._neuromamba import (
 
 torch.set_num_threads(1)
 
-TINY = dict(d_model=8, d_state=4, n_layers=1, window=16, max_epochs=2, random_state=0)
+# the linear cross-group fill keeps these fits fast; the boosted one (the default) has its own
+# tests below
+TINY = dict(d_model=8, d_state=4, n_layers=1, window=16, max_epochs=2, cross_fill="linear",
+            random_state=0)
 
 
 def _stream(n=160, seed=0):
@@ -147,14 +153,90 @@ def test_interpolation_matches_numpy_and_leaves_each_observed_value_out():
     np.testing.assert_array_equal(loo.numpy()[~obs], values.numpy()[~obs])
 
 
-def test_seasonal_profile_averages_observed_lags():
-    x = torch.arange(12, dtype=torch.float64).view(1, 12, 1)
-    obs = torch.ones_like(x, dtype=torch.bool)
-    obs[0, 7] = False
-    profile, available = _seasonal_profile(x, obs, 4)
-    # row 3: rows 7 (hidden) and 11 -> 11; row 5: rows 1 and 9 -> 5; row 11: 3 (7 hidden)
-    np.testing.assert_allclose(profile[0, [3, 5, 11], 0].numpy(), [11.0, 5.0, 3.0])
-    assert available.all()
+def test_seasonal_table_recovers_a_planted_cycle_under_a_trend():
+    rng = np.random.default_rng(0)
+    t = np.arange(24 * 40)
+    cycle = np.sin(2 * np.pi * t / 24) + 0.5 * np.cos(4 * np.pi * t / 24)
+    # a strong trend and a level shift: a plain per-phase mean (no moving-mean detrending)
+    # would be off by several times the cycle's size
+    Z = np.c_[cycle + 0.05 * t + 3.0 * (t > 500) + 0.05 * rng.normal(size=t.size),
+              0.3 * rng.normal(size=t.size)]
+    obs = rng.random(Z.shape) < 0.9
+    table = _seasonal_table(Z, obs, [np.arange(t.size)], 24)
+    assert table.shape == (24, 2)
+    truth = cycle[:24] - cycle[:24].mean()
+    assert np.abs(table[:, 0] - truth).max() < 0.1
+    assert np.abs(table[:, 1]).max() < 0.25  # white noise has no cycle
+    np.testing.assert_allclose(table.mean(0), 0.0, atol=1e-12)
+
+
+def test_boosted_fill_is_nonlinear_and_out_of_fold():
+    rng = np.random.default_rng(0)
+    n = 600
+    a = rng.normal(size=n)
+    Z = np.c_[a, a ** 2 - 1 + 0.05 * rng.normal(size=n), rng.normal(size=n)]
+    Z = (Z - Z.mean(0)) / Z.std(0)
+    obs = np.ones(Z.shape, dtype=bool)
+    folds = (np.arange(n) // 50) % 3
+    fill, models = _boosted_cross_fill(Z, obs, [[0], [1], [2]], folds, max_iter=50,
+                                       random_state=0)
+    # column 1 is a square of column 0: no linear fill can find it, the trees do
+    assert abs(np.corrcoef(Z[:, 0], Z[:, 1])[0, 1]) < 0.2
+    assert np.corrcoef(fill[:, 1], Z[:, 1])[0, 1] > 0.7
+    # column 2 is noise: a fill from models that saw the row would echo it, out of fold not
+    assert abs(np.corrcoef(fill[:, 2], Z[:, 2])[0, 1]) < 0.15
+    assert len(models[1]) == 3
+    inside = models[2][0].predict(np.c_[Z[:, :2]])
+    assert np.corrcoef(inside[folds != 0], Z[folds != 0, 2])[0, 1] > 0.3  # in-sample echo
+    # transform: the mean of the fold models, missing predictors allowed
+    Zm = Z.copy()
+    Zm[:5, 0] = np.nan
+    full = _predict_cross_fill(Zm, ~np.isnan(Zm), [[0], [1], [2]], models)
+    assert np.isfinite(full).all()
+    np.testing.assert_allclose(full[10:, 1], np.mean([m.predict(Z[10:, [0, 2]])
+                                                      for m in models[1]], axis=0))
+    single, none = _boosted_cross_fill(Z, obs, [[0, 1, 2]], folds)
+    assert np.isnan(single).all() and none == [None] * 3
+
+
+def test_precomputed_fill_is_unused_where_its_inputs_were_hidden():
+    net = _NeuroMambaNet([np.array([0]), np.array([1, 2])], 3, 8, 4, 2, 4, 1, 2, True, True,
+                         True, 0.9, 1.0, 10.0, None, cross_fill="boosting").double()
+    x = torch.zeros(1, 10, 3, dtype=torch.float64)
+    obs = torch.ones(1, 10, 3, dtype=torch.bool)
+    obs[0, 4, 0] = False  # the value to fill
+    fill = torch.full_like(x, 5.0)
+    changed = torch.zeros_like(obs)
+    _, base, _ = net.context(x, obs, fill=fill, fill_ok=torch.ones_like(obs), changed=changed)
+    assert base[0, 4, 0] > 1.0  # the fill pulls the base away from the interpolation (0)
+    changed[0, 4, 2] = True  # one input of column 0's fill was corrupted in this row
+    obs2 = obs.clone()
+    obs2[0, 4, 2] = False
+    _, base, _ = net.context(x, obs2, fill=fill, fill_ok=torch.ones_like(obs), changed=changed)
+    assert base[0, 4, 0] == 0.0
+    # nothing present in the other groups: no fill either
+    obs3 = obs.clone()
+    obs3[0, 4] = False
+    _, base, _ = net.context(x, obs3, fill=fill, fill_ok=torch.ones_like(obs))
+    assert base[0, 4, 0] == 0.0
+
+
+def test_boosted_fill_same_seed_and_base_only_switch():
+    X = _stream()
+    kw = {**TINY, "cross_fill": "boosting", "feature_groups": [[0], [1, 2]]}
+    imp = NeuroMambaImputer(**kw).fit(X)
+    np.testing.assert_array_equal(imp.transform(X), NeuroMambaImputer(**kw).fit(X).transform(X))
+    assert len(imp.cross_fill_models_) == 3 and len(imp.cross_fill_models_[0]) == 3
+    # the diagnostic switch: the same fitted model without the network's correction
+    module = imp.net_.module_
+    with torch.no_grad():
+        torch.nn.init.normal_(module.head_weight, std=1.0)  # a correction that is not zero
+    full = imp.transform(X)
+    module.use_correction = False
+    base = imp.transform(X)
+    miss = np.isnan(X)
+    assert np.abs(full[miss] - base[miss]).max() > 1e-3
+    assert np.array_equal(full[~miss], base[~miss]) and np.array_equal(base[~miss], X[~miss])
 
 
 def test_cross_group_fill_recovers_a_planted_linear_relation():
@@ -222,13 +304,32 @@ def test_outage_is_filled_from_the_other_group():
     assert np.abs(no_mix.transform(X)[100:124, 0] - truth).mean() / x.std() > 1.0
 
 
+def test_boosted_fill_carries_a_nonlinear_relation_into_an_outage():
+    # column 1 is the square of column 0 (another group): a linear cross-group fill cannot
+    # carry it across the 24-step outage, the boosted fill (the default) can
+    rng = np.random.default_rng(0)
+    t = np.arange(480, dtype=float)
+    a = np.sin(t / 5) + 0.3 * np.sin(t / 2.3)
+    X = np.c_[a, a ** 2 + 0.02 * rng.normal(size=t.size)]
+    truth = X[200:224, 1].copy()
+    X[200:224, 1] = np.nan
+    kw = dict(feature_groups=[[0], [1]], window=48, n_layers=1, max_epochs=2, random_state=0)
+
+    def mae(cross_fill):
+        imp = NeuroMambaImputer(cross_fill=cross_fill, **kw).fit(X)
+        return np.abs(imp.transform(X)[200:224, 1] - truth).mean() / truth.std()
+
+    boosted, linear = mae("boosting"), mae("linear")
+    assert boosted < 0.35 and boosted < 0.5 * linear
+
+
 def test_seasonal_period_fills_a_device_outage_from_the_daily_cycle():
     t = np.arange(480, dtype=float)
     X = np.c_[np.sin(2 * np.pi * t / 24), np.cos(2 * np.pi * t / 24) + 0.01 * t / 48]
     X[200:218] = np.nan  # every column down for 18 steps
     truth = np.c_[np.sin(2 * np.pi * t / 24), np.cos(2 * np.pi * t / 24) + 0.01 * t / 48][
         200:218]
-    kw = dict(window=96, n_layers=1, max_epochs=3, random_state=0)
+    kw = dict(window=96, n_layers=1, max_epochs=3, cross_fill="linear", random_state=0)
 
     def mae(imp):
         return np.abs(imp.fit(X).transform(X)[200:218] - truth).mean()
@@ -287,7 +388,8 @@ def test_gate_learns_to_flag_impulses():
     rng = np.random.default_rng(0)
     t = np.arange(600, dtype=float)
     X = np.c_[np.sin(t / 8), np.cos(t / 8)] + 0.02 * rng.normal(size=(600, 2))
-    imp = NeuroMambaImputer(window=32, n_layers=1, max_epochs=3, random_state=0).fit(X)
+    imp = NeuroMambaImputer(window=32, n_layers=1, max_epochs=3, cross_fill="linear",
+                            random_state=0).fit(X)
     Xc = X.copy()
     where = rng.random(X.shape) < 0.02
     Xc[where] += 5 * X.std(axis=0)[None].repeat(600, 0)[where] * rng.choice([-1, 1],
