@@ -164,3 +164,13 @@ def test_warm_start_queries_its_box_pool_once(monkeypatch):
     # one query of 8 warm-start batches of 2 * batch_size box points, then the training
     # steps' first pools: 8 steps' worth of near and of free points (50 each per step)
     assert calls == [8 * 2 * SMALL["batch_size"], 2 * 8 * 50]
+
+
+def test_default_budget_is_2000_steps_of_512_points_on_20000_points():
+    """The defaults keep the documented budget: 2,000 steps for 20,000 points, each step
+    512 input points with 256 near and 256 free samples and their Laplacian on a quarter."""
+    est = MPFSurface()
+    steps = math.ceil(20000 / est.batch_size) * est.max_epochs
+    n_off = math.ceil(est.off_surface_fraction * est.batch_size)
+    assert (steps, est.batch_size, n_off) == (2000, 512, 256)
+    assert math.ceil(est.laplacian_fraction * n_off) == 64
