@@ -255,10 +255,16 @@ def _totals(W):
     return M, valid
 
 
-def _closed_form_shares(W, damping):
-    """Exact fixed point: weighted mean of the valid proportions, weights (1-lam)^(p-tau)."""
+def _closed_form_shares(W, damping, M=None):
+    """Exact fixed point: weighted mean of the valid proportions, weights (1-lam)^(p-tau).
+
+    ``M`` may give the window totals (N, p) when the caller has them.
+    """
     N, n, p = W.shape
-    M, valid = _totals(W)
+    if M is None:
+        M, valid = _totals(W)
+    else:
+        valid = np.isfinite(M) & (M > 0)
     weights = np.power(1.0 - damping, np.arange(p - 1, -1, -1, dtype=np.float64))  # 0**0 = 1
     w = np.where(valid, weights[None, :], 0.0)
     safe_M = np.where(valid, M, 1.0)
@@ -317,16 +323,20 @@ def _share_kernels(M, valid, candidates, horizon):
     return K, ok_all
 
 
-def _kernel_shares(W, damping, trend, horizon, nonneg=None):
+def _kernel_shares(W, damping, trend, horizon, nonneg=None, M=None):
     """Shares of windows W (N, n, p) for one damping and share trend (``stop="converge"``).
 
     ``trend == 0`` gives the closed-form equilibrium shares (:func:`_closed_form_shares`);
     otherwise the trend shares of :func:`_share_kernels`, clipped at 0 (windows without a
-    negative value) and renormalised by :func:`_finalize_shares`.
+    negative value) and renormalised by :func:`_finalize_shares`. ``M`` may give the window
+    totals.
     """
     if trend == 0:
-        return _closed_form_shares(W, damping)
-    M, valid = _totals(W)
+        return _closed_form_shares(W, damping, M)
+    if M is None:
+        M, valid = _totals(W)
+    else:
+        valid = np.isfinite(M) & (M > 0)
     K, ok = _share_kernels(M, valid, [(damping, trend)], horizon)
     e = np.matmul(W, K)[:, :, 0]
     e[~ok[:, 0]] = 1.0 / W.shape[1]
@@ -541,17 +551,23 @@ def _finalize_shares(e, W, nonneg=None):
     return out
 
 
-def _rescaled_windows(W):
+def _rescaled_windows(W, nonneg=False):
     """``W`` with each extreme row divided by a power of two (exact) so sums cannot overflow.
 
     Shares are invariant to the scale of a window; rows whose largest magnitude is outside
     ``[2**-500, 2**500]`` are brought to order one (the totals of values near 1e308 overflow,
     subnormal values lose digits). Other rows, and ``W`` itself when no row is extreme, are
     left untouched (no copy). ``ldexp`` scales the values by ``2**-exponent`` without forming
-    that factor, so only the extreme rows are touched.
+    that factor, so only the extreme rows are touched. ``nonneg=True`` (the caller knows that
+    ``W`` has no negative value) skips the pass for the smallest values.
     """
     flat = W.reshape(W.shape[0], -1)
-    big = np.maximum(flat.max(axis=1), -flat.min(axis=1)) if flat.shape[1] else np.zeros(0)
+    if not flat.shape[1]:
+        big = np.zeros(0)
+    elif nonneg:
+        big = flat.max(axis=1)
+    else:
+        big = np.maximum(flat.max(axis=1), -flat.min(axis=1))
     extreme = (big > 0) & ((big > 2.0**500) | (big < 2.0**-500))
     if not extreme.any():
         return W
@@ -1146,15 +1162,17 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         """
         N = X.shape[0]
         Y2 = y.reshape(-1, 1) if y.ndim == 1 else y
-        floor = 1e-3 * np.average(np.abs(Y2), axis=0, weights=sample_weight)
+        self._nonnegative = not (has_negative or bool(y.min() < 0))
+        floor = 1e-3 * np.average(Y2 if self._nonnegative else np.abs(Y2), axis=0,
+                                  weights=sample_weight)
         self._sigma_floor = np.where(floor > 0, floor, 1.0)
-        self._nonnegative = not (has_negative or bool((y < 0).any()))
         self.calibration_scores_ = None
         self.calibration_weights_ = None
         n_cal = self._calibration_rows(N, sample_weight)
         n_fit = N - n_cal  # rows of the calibration fit (the older windows)
         grid, fixed = self._share_grid(y)
         self.selection_scores_ = None
+        union = None  # (first row, rescaled windows, totals) of the scored windows
         if grid is None:
             self.damping_, self.share_trend_ = fixed
             cal_choice = fixed
@@ -1163,7 +1181,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
             if n_cal:
                 fits.append((n_fit, None if sample_weight is None
                              else sample_weight[:n_fit]))
-            chosen = self._choose_shares(W, A, y, target, grid, fits, has_negative)
+            chosen, union = self._choose_shares(W, A, y, target, grid, fits, has_negative)
             (self.damping_, self.share_trend_, self.selection_scores_) = chosen[0]
             cal_choice = chosen[-1][:2]
         if not n_cal:
@@ -1172,8 +1190,13 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         scaling, k, _, estimator = self._fit_aggregate(A[:n_fit], target[:n_fit], sw_fit)
         aggregate = _aggregate_forecast(A[n_fit:], scaling, k, estimator)[0]
         if self.stop == "converge":
-            W_cal = _rescaled_windows(W[n_fit:])
-            e = _kernel_shares(W_cal, cal_choice[0], cal_choice[1], self.horizon)
+            if union is not None and union[0] <= n_fit:  # the calibration rows were scored
+                W_cal, M_cal = union[1][n_fit - union[0]:], union[2][n_fit - union[0]:]
+            else:
+                view = W[n_fit:]
+                W_cal = _rescaled_windows(view, nonneg=not has_negative)
+                M_cal = A[n_fit:] if W_cal is view else None
+            e = _kernel_shares(W_cal, cal_choice[0], cal_choice[1], self.horizon, M=M_cal)
         else:  # the iterative stops have the same (fixed) damping in both fits
             with warnings.catch_warnings():  # the outer fit reports the same conditions
                 warnings.simplefilter("ignore")
@@ -1189,7 +1212,8 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         Fit ``f`` uses the first ``n_rows`` windows; its validation windows are the newest of
         them holding ``validation_fraction`` of its rows (or weight). Every candidate is
         scored on the union of the validation windows in one pass. Returns, per fit,
-        ``(damping, trend, scores)``.
+        ``(damping, trend, scores)``, and ``(first row, rescaled windows, totals)`` of that
+        union (rows ``first`` to the last training window).
         """
         dampings, trends = grid
         sets = []
@@ -1203,7 +1227,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
             sets.append((n_rows - n_val, n_rows, w_val, sw is None))
         lo, hi = min(s[0] for s in sets), max(s[1] for s in sets)
         view = W[lo:hi]
-        W_u = _rescaled_windows(view)  # view itself unless some window is extreme
+        W_u = _rescaled_windows(view, nonneg=not has_negative)  # view unless a row is extreme
         M = A[lo:hi] if W_u is view else _window_totals(W_u)
         valid = np.isfinite(M) & (M > 0)
         row_weights = np.zeros((len(sets), hi - lo))
@@ -1235,7 +1259,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
             scores = np.where(np.isfinite(scores), scores, np.inf)
             g, j = np.unravel_index(int(np.argmin(scores)), scores.shape)  # first minimum
             out.append((float(dampings[g]), float(trends[j]), scores))
-        return out
+        return out, (lo, W_u, M)
 
     def _sigma(self, W):
         """Scale of each (row, system) for the conformal scores: recent mean absolute value."""

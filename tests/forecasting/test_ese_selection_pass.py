@@ -41,7 +41,7 @@ def _reference_shares(window, damping, trend, horizon):
     if np.count_nonzero(w) < 2 or w @ (t - t_bar) ** 2 / w.sum() <= 1e-12:
         slope = np.zeros(n)
     else:  # weighted least-squares line of every system's proportions on the step time
-        slope = np.array([np.polyfit(t, props[i], 1, w=np.sqrt(w))[0] for i in range(n)])
+        slope = np.polyfit(t, props.T, 1, w=np.sqrt(w))[0]  # one line per system
     e = s_bar + trend * slope * (horizon - t_bar)
     if not (window < 0).any():
         e = np.clip(e, 0.0, None)
