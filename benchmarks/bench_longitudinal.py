@@ -5,7 +5,8 @@ outcome, "exp" effect; truth by Monte Carlo with 10^6 units per regime):
 
 - A: randomised once at baseline, linear nuisances (OLS + linear-Gaussian transition, n_mc 128)
 - B: randomised once at baseline, flexible nuisances (HistGradientBoosting outcome, MLP
-  transition mean, n_mc 32)
+  transition mean, n_mc 32; with ``--flexible-learner gp`` the estimator's
+  ``outcome_model="gp"`` with ``history_window=0`` instead, ours only)
 - C: sequential (sticky re-randomisation), linear nuisances
 - D: sequential, flexible nuisances
 
