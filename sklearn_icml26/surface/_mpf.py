@@ -850,8 +850,9 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
         Width of the sine layer of each head.
     omega0 : float, default=10.0
         Frequency of the first sine layer (SIREN's omega_0), in 1 / normalised unit. It
-        bounds the finest structure the field resolves: layers closer than about 0.05 of
-        the normalised box merge at 10; 30 kept 2-D layers 0.05 apart, but on two 3-D
+        bounds the finest structure the field resolves: at 10, two 3-D sheets 0.1 of the
+        normalised box apart stay apart and sheets 0.05 apart are at the edge (separation
+        0.80 with the defaults); 30 kept 2-D layers 0.05 apart, but on two 3-D
         sheets 0.03 apart it did not (layer separation 0.50 vs 0.45 at 10) and lowered the
         normal consistency (0.934 vs 0.988), so the default stays 10 (see the user guide).
     beta_init : float, default=10.0
