@@ -1,9 +1,10 @@
 """The faster paths of MPFSurface change no number.
 
 With ``n_jobs >= 2`` the distance targets of the off-surface sample pools (a kd-tree query)
-run in worker threads beside the network; the fitted fields must equal the single-thread path's bit for bit, the
-threads must be gone after ``fit`` and the estimator must pickle. The point-trimmed
-extraction evaluates only grid nodes near the points and must give the full grid's mesh.
+run in worker threads beside the network; the fitted fields must equal the single-thread
+path's bit for bit, the threads must be gone after ``fit`` and the estimator must pickle.
+The point-trimmed extraction evaluates only grid nodes near the points and must give the
+full grid's mesh. The pools pair every sample with its own distance and refresh on schedule.
 """
 
 import math
@@ -131,7 +132,7 @@ def test_off_surface_pools_pair_points_with_their_distances_and_refresh_on_sched
     pools = _OffSurfacePools(P, sigma, near_scale=4.0, box_half=1.0, n=50, distance=distance,
                              pool_factor=8, refresh_every=4)
     seen = []
-    for step in range(12):
+    for _ in range(12):
         N, Fr, d = pools.draw()
         assert N.shape == Fr.shape == (50, 2) and d.shape == (100,)
         np.testing.assert_array_equal(d.numpy(), tree.query(torch.cat([N, Fr]).numpy())[0])
