@@ -1187,8 +1187,10 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         if not n_cal:
             return
         sw_fit = None if sample_weight is None else sample_weight[:n_fit]
-        scaling, k, _, estimator = self._fit_aggregate(A[:n_fit], target[:n_fit], sw_fit)
-        aggregate = _aggregate_forecast(A[n_fit:], scaling, k, estimator)[0]
+        with warnings.catch_warnings():  # the outer fit reports the estimator's warnings
+            warnings.simplefilter("ignore")
+            scaling, k, _, estimator = self._fit_aggregate(A[:n_fit], target[:n_fit], sw_fit)
+            aggregate = _aggregate_forecast(A[n_fit:], scaling, k, estimator)[0]
         if self.stop == "converge":
             if union is not None and union[0] <= n_fit:  # the calibration rows were scored
                 W_cal, M_cal = union[1][n_fit - union[0]:], union[2][n_fit - union[0]:]
@@ -1265,7 +1267,8 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         """Scale of each (row, system) for the conformal scores: recent mean absolute value."""
         k = self.aggregate_lags_
         recent = W[:, :, W.shape[2] - k:]
-        if not self._nonnegative:
+        # windows at predict time may hold negatives although the training data did not
+        if not (self._nonnegative and recent.min(initial=0.0) >= 0):
             recent = np.abs(recent)
         # einsum: a sum over the short last axis, faster than mean() there
         level = np.einsum("rik->ri", recent) / k
@@ -1491,8 +1494,8 @@ class ESERegressor(RegressorMixin, BaseEstimator):
             q = weighted_rank_value(scores, weights, rank)
         half = q[None, :] * self._sigma(self._windows(X))
         lower, upper = y_pred - half, y_pred + half
-        if self._nonnegative:
-            lower = np.maximum(lower, 0.0)
+        if self._nonnegative:  # nonnegative targets; a negative forecast keeps its lower end
+            lower = np.where(y_pred >= 0, np.maximum(lower, 0.0), lower)
         if self._y_1d:
             lower, upper = lower[:, 0], upper[:, 0]
         names = getattr(self, "_system_names", None)

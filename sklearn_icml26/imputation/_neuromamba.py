@@ -595,8 +595,9 @@ def _boosted_cross_fill(Z, obs, groups, folds, phase=None, period=None, max_iter
             fitted = []
             for k in range(n_folds):
                 train = obs[:, j] & (folds != k)
-                if train.sum() < 2:
+                if train.sum() < 2:  # too few rows: no fill for this column in any fold
                     fitted = None
+                    fill[:, j] = np.nan
                     break
                 model = HistGradientBoostingRegressor(max_iter=max_iter,
                                                       early_stopping=False,
@@ -697,8 +698,8 @@ class NeuroMambaImputer(OneToOneFeatureMixin, TransformerMixin, TorchEstimatorMi
     * cross-group: a regression of each feature on the *other* groups' values at the same
       time step (and the phase of the cycle), fitted once on the stream: gradient-boosted
       trees by default (``cross_fill="boosting"``; scikit-learn's histogram gradient
-      boosting, out of fold over contiguous blocks of two windows so that the fill a
-      training window sees never comes from a model fitted on its rows) or a ridge
+      boosting, out of fold over contiguous blocks of two windows so that the fill of a
+      training row never comes from a model fitted on that row's block) or a ridge
       (``"linear"``). It is used where at least one of its inputs is present (in training:
       where the corruption changed none of them), with a learned per-feature weight
       ``sigmoid(a + b log(1 + distance) + c share of its inputs present)``, so that short
@@ -770,7 +771,9 @@ class NeuroMambaImputer(OneToOneFeatureMixin, TransformerMixin, TorchEstimatorMi
         allowed; about a dozen seconds per 10,000 rows and 12 columns on one core), a ridge
         on the standardised values (missing inputs count as the mean), or ``None`` (no
         cross-group fill; the attention still mixes the groups). Unused with a single group
-        or ``mixing=False``.
+        or ``mixing=False``. The boosted fill's folds are contiguous blocks of two windows
+        (rows in series order), so a stream of at most two windows gets no boosted fill and
+        one of at most four windows has two folds instead of three.
     max_epochs : int, default=15
         Passes over the training windows. Few are needed because the reconstruction starts
         from the interpolation and the cross-group fill.
@@ -1089,8 +1092,11 @@ default="adamw"
         fill = fill_ok = None
         self.cross_fill_models_ = None
         if multi and self.cross_fill == "boosting":
-            # contiguous blocks of two windows in three folds: the fill a training window
-            # sees never comes from a model that was fitted on that window's rows
+            # contiguous blocks of two windows in three folds: the fill of a training row
+            # never comes from a model fitted on that row's block (a window that straddles
+            # two blocks sees fills from models fitted on the other block's rows).
+            # random_state=0: without early stopping the boosting draws no random numbers
+            # below 200,000 rows (its binning subsample), so the estimator's seed is not needed
             order = np.concatenate(series)
             folds = np.empty(n_rows, dtype=np.int64)
             folds[order] = (np.arange(n_rows) // (2 * self.window_)) % _N_FILL_FOLDS

@@ -889,7 +889,8 @@ class MPFSurface(TorchEstimatorMixin, TransformerMixin, BaseEstimator):
         Epochs of ``ceil(n_samples / batch_size)`` steps each (2,000 steps for 20,000
         points).
     batch_size : int, default=512
-        Input points per step (half as many near and as many free points are drawn); ``-1``
+        Input points per step (``off_surface_fraction * batch_size`` near and as many free
+        points are drawn with them); ``-1``
         uses all. (The original 1024 with 100 epochs, the same 2,000 steps, cost 1.6 x more
         CPU for the same CD-L1: open_cylinder 0.004346 vs 0.004345, open_hemisphere
         0.003939 vs 0.003927.)

@@ -309,7 +309,9 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         fitted by marginal likelihood on 100 random training units (seeded from
         ``random_state``), then refitted exactly on all of them. Its cost grows with the cube
         of the units per fold and with the history's width: pair it with
-        ``history_window=0`` (then no simulation is run). On a nonlinear benchmark system
+        ``history_window=0`` (then no simulation is run). It takes ``sample_weight`` as
+        integer frequency weights only (each unit repeated that many times, so the cost
+        grows with the total weight). On a nonlinear benchmark system
         (1000 units, 10 covariates, randomised at baseline; 43 data sets) it gave standard
         errors 0.28-0.58x Lin's, against 0.45-0.73x for boosted outcome and MLP transition
         models (50 data sets).
@@ -775,7 +777,8 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
             fewer clusters than an integer ``cv``), ``X`` or ``y`` with values beyond 1e100
             in absolute value (their squares overflow float64: rescale), NaN/inf
             estimates (non-finite nuisance predictions), or ``sample_weight`` of the wrong
-            shape, with negative or non-finite values, or all zero.
+            shape, with negative or non-finite values, or all zero; with
+            ``outcome_model="gp"``, ``sample_weight`` that are not whole numbers.
         TypeError
             If ``sample_weight`` is given and a nuisance model does not accept it in ``fit``.
         """

@@ -191,6 +191,22 @@ def test_predict_interval_types_and_errors():
     assert np.isinf(hi.to_numpy()).all()
 
 
+def test_predict_interval_scale_uses_absolute_values_on_signed_windows():
+    # fitted on nonnegative data, then asked about windows with a negated system: the
+    # conformal scale is the recent mean absolute value, so that system's half-width must
+    # equal the one of the same window unnegated (a signed mean would shrink it to the floor)
+    Y, _, _ = make_interacting_systems(6, 400, random_state=3)
+    Xtr, ytr, Xte, _ = _split(Y, 8, 40)
+    est = ESERegressor(damping=0.5, share_trend=0.0).fit(Xtr, ytr)
+    lo, hi = est.predict_interval(Xte, coverage=0.8)
+    Xneg = Xte.reshape(len(Xte), 6, 8).copy()
+    Xneg[:, 2] *= -1.0
+    lo_n, hi_n = est.predict_interval(Xneg.reshape(len(Xte), -1), coverage=0.8)
+    half = hi_n[:, 2] - est.predict(Xneg.reshape(len(Xte), -1))[:, 2]
+    np.testing.assert_allclose(half, hi[:, 2] - est.predict(Xte)[:, 2], rtol=1e-10)
+    assert np.all(hi_n >= lo_n)
+
+
 # --------------------------------------------------------------------------------------------
 # the random-walk-relative metric (score stays R^2)
 # --------------------------------------------------------------------------------------------
