@@ -662,28 +662,20 @@ def _targets(rows, device):
              "krumsiek11", "fate4_ACC", 0.95),
             ("krumsiek11: 5-cut ACC", "krumsiek11", "ACC", 0.80),
             ("krumsiek11: Spearman with time", "krumsiek11", "rho", 0.85)]
-    # the bar: DP and ACC at least Ward's (the anchor row of each dataset)
+    # the bar: DP and ACC at least Ward's (the anchor row of each dataset), for the
+    # default cut and for the option cut_rule='guarded_distance' (not the default)
     anchors = {"digits": "Ward (raw pixels)", "paul15": "Ward (PCA 30)",
                "krumsiek11": "Ward (z-scored)"}
-    for dataset, method in anchors.items():
-        ward = next((r for r in rows if r["dataset"] == dataset and r["method"] == method),
-                    None)
-        if ward is None:
-            continue
-        for col in ("DP", "ACC"):
-            bounds.append((f"{dataset}: HDTree {col} at least Ward's ({method}, "
-                           f"{ward[col]:.3f})", dataset, col, round(ward[col], 6)))
-    # the same bar for the option cut_rule='guarded_distance' (not the default)
     option = "HDTreeLineage (cut_rule='guarded_distance')"
-    for dataset, method in anchors.items():
-        ward = next((r for r in rows if r["dataset"] == dataset and r["method"] == method),
-                    None)
-        if ward is None:
-            continue
-        for col in ("DP", "ACC"):
-            bounds.append((f"{dataset}: HDTree {col} with the option "
-                           f"cut_rule='guarded_distance' at least Ward's ({method}, "
-                           f"{ward[col]:.3f})", dataset, col, round(ward[col], 6), option))
+    for label, extra in (("", ()), (" with the option cut_rule='guarded_distance'", (option,))):
+        for dataset, method in anchors.items():
+            ward = next((r for r in rows if r["dataset"] == dataset and r["method"] == method),
+                        None)
+            if ward is None:
+                continue
+            for col in ("DP", "ACC"):
+                bounds.append((f"{dataset}: HDTree {col}{label} at least Ward's ({method}, "
+                               f"{ward[col]:.3f})", dataset, col, round(ward[col], 6), *extra))
     out = []
     for text, dataset, col, bound, *method in bounds:
         value = _mean_of(rows, dataset, col, *method)
