@@ -267,25 +267,44 @@ def _study_set(name, data, k, args, deadline, log, anchors=None):
 
 
 def _bayes_study(data, args, deadline, log):
-    """The authors' Bayesian penalty search beside the default on the first SIM-ln pairs."""
+    """The authors' Bayesian penalty search beside the default TIC search on SIM-ln.
+
+    Pairs run in chunks of ``--n-jobs`` (``score_pairs`` with one worker per pair, one thread
+    each). With ``--resume FILE`` the per-pair scores and seconds are written to FILE after
+    every chunk, and an invocation with the same FILE continues after the pairs it holds, so
+    the study can be spread over several time budgets.
+    """
+    import json
+    from pathlib import Path
+
     fast = SkewDCausalDiscoverer(random_state=0)
     bayes = SkewDCausalDiscoverer(random_state=0, estimator={
         "penalty_search": "bayes", "cv": 8, "n_calls": 60, "n_initial_points": 40})
-    out = {"fast": [], "bayes": [], "fast_s": [], "bayes_s": []}
-    for i, P in enumerate(data.pairs):
-        if time.perf_counter() > deadline:
-            break
+    keys = ("fast", "bayes", "fast_s", "bayes_s")
+    out = {key: [] for key in keys}
+    state = Path(args.resume) if args.resume else None
+    if state is not None and state.exists():
+        out = {key: list(json.loads(state.read_text())["bayes"][key]) for key in keys}
+        log(f"SIM-ln bayes: resuming after {len(out['bayes'])} pairs from {state}")
+    step = max(1, int(args.n_jobs or 1))
+    while len(out["bayes"]) < len(data.pairs) and time.perf_counter() < deadline:
+        first = len(out["bayes"])
+        chunk = data.pairs[first:first + step]
         for key, est in (("bayes", bayes), ("fast", fast)):
-            r = score_pairs([P], estimator=est, n_jobs=1)
-            out[key].append(float(r.score[0]))
-            out[key + "_s"].append(float(r.fit_time[0]))
-        log(f"SIM-ln pair {i}: bayes {out['bayes'][-1]:+.3g} ({out['bayes_s'][-1]:.0f} s), "
-            f"default {out['fast'][-1]:+.3g} ({out['fast_s'][-1]:.1f} s)")
+            r = score_pairs(chunk, estimator=est, n_jobs=args.n_jobs)
+            out[key] += [float(v) for v in r.score]
+            out[key + "_s"] += [float(v) for v in r.fit_time]
+        for i in range(first, len(out["bayes"])):
+            log(f"SIM-ln pair {i}: bayes {out['bayes'][i]:+.3g} ({out['bayes_s'][i]:.0f} s), "
+                f"default {out['fast'][i]:+.3g} ({out['fast_s'][i]:.1f} s)")
+        if state is not None:
+            state.write_text(json.dumps({"bayes": out, "n_jobs": step}))
     m = len(out["bayes"])
     if not m:
         return []
     direction, weight = data.direction[:m], data.weight[:m]
-    base = {"dataset": f"SIM-ln[:{m}]", "median_n_samples": 1000}
+    label = "SIM-ln" if m == len(data.pairs) else f"SIM-ln[:{m}]"
+    base = {"dataset": label, "median_n_samples": 1000}
     return [
         _method_row({**base, "method": "SkewD-IT default (tic)"}, direction, out["fast"],
                     weight, out["fast_s"]),
@@ -635,7 +654,7 @@ def _knots_rows(state):
     return rows
 
 
-def _knots_targets(rows, state):
+def _knots_targets(rows, names):
     def get(name, knots):
         for r in rows:
             if r["dataset"].split("[")[0] == name and r["method"] == f"SkewD-IT ({knots} knots)":
@@ -645,7 +664,7 @@ def _knots_targets(rows, state):
     out, keeps, full = [], True, True
     goal = PUBLISHED["SkewD-IT"][STANDARD.index("SIM-ln")][0] / 100 - 0.06
     closes = None
-    for name in state:
+    for name in names:
         u, q = get(name, "uniform"), get(name, "quantile")
         if u is None:
             full = False
@@ -702,6 +721,13 @@ def _knots(args):
         log(f"resumed {sum(len(s['uniform']['score']) for s in state.values())} pairs")
     chunk = 2 if args.quick else args.chunk
     sets = _knots_sets(args.quick)
+    if args.knots_sets:
+        wanted = args.knots_sets.split(",")
+        unknown = sorted(set(wanted) - {name for name, _ in sets})
+        if unknown:
+            raise ValueError(f"--knots-sets names unknown sets {unknown}; expected names "
+                             f"among {[name for name, _ in sets]}")
+        sets = [s for s in sets if s[0] in wanted]
     loaded = {}
     pvalue_sets = [] if args.quick else args.pvalue_sets.split(",")
 
@@ -865,18 +891,31 @@ KNOTS_PROTOCOL = (
     "counts as wrong. One process, one thread, n_jobs=1.")
 
 
-def _knots_merge(paths, output, extra_notes=()):
-    """results/skewd_knots.json from a knots part file plus optional timing part files."""
+def _knots_merge(paths, output, extra_notes=(), base=None):
+    """results/skewd_knots.json from a knots part file plus optional timing part files.
+
+    With ``base`` (an earlier skewd_knots.json), the sets the part file holds replace that
+    file's rows of the same sets; its other rows and its notes are kept.
+    """
     import json
 
     payload = json.loads(open(paths[0]).read())
     state = payload["state"]
     rows = _knots_rows(state)
-    targets = _knots_targets(rows, state)
+    names = list(state)
     notes = [f"Run: python benchmarks/bench_skewd.py {' '.join(payload['argv'])} "
              f"({payload['seconds']:.0f} s wall clock; load average at the end "
              f"{payload.get('uptime')} on {__import__('os').cpu_count()} CPUs, a machine shared "
              "with other jobs)."]
+    if base is not None:
+        old = json.loads(open(base).read())
+        kept = [r for r in old["rows"] if r["method"].startswith("SkewD-IT (")
+                and r["dataset"].split("[")[0] not in state]
+        rows = kept + rows
+        names = list(dict.fromkeys([r["dataset"].split("[")[0] for r in kept] + names))
+        notes = [n for n in old["notes"] if not n.startswith("Missed: ")] + notes
+        rows += [r for r in old["rows"] if not r["method"].startswith("SkewD-IT (")]
+    targets = _knots_targets(rows, names)
     for path in paths[1:]:
         extra = json.loads(open(path).read())
         rows += extra.get("rows", [])
@@ -1068,10 +1107,16 @@ def main(argv=None):
                         help="uniform vs quantile knots on every set (skewd_knots)")
     parser.add_argument("--knots-merge", nargs="+", default=None,
                         help="knots part file (+ timing part files) -> results/skewd_knots.json")
+    parser.add_argument("--knots-sets", default=None,
+                        help="knots: comma-separated sets to run (default: every set)")
+    parser.add_argument("--knots-base", default=None,
+                        help="knots merge: an earlier skewd_knots.json whose rows of the sets "
+                             "not in the part file are kept")
     parser.add_argument("--dask-timing", action="store_true",
                         help="score_pairs on Tuebingen with 1 vs 2 dask worker processes")
     parser.add_argument("--resume", default=None,
-                        help="knots: part file to continue (dask timing: compare its scores)")
+                        help="knots: part file to continue; study bayes part: per-pair state "
+                             "to continue and update (dask timing: compare its scores)")
     parser.add_argument("--chunk", type=int, default=10, help="knots: pairs per turn")
     parser.add_argument("--sequential", action="store_true",
                         help="knots: run the other sets one after the other on all their "
@@ -1086,7 +1131,8 @@ def main(argv=None):
                         help="study: merge part files into results/skewd_anchors.json")
     args = parser.parse_args(argv)
     if args.knots_merge:
-        print(f"wrote {_knots_merge(args.knots_merge, args.output, args.note or ())}")
+        out = _knots_merge(args.knots_merge, args.output, args.note or (), base=args.knots_base)
+        print(f"wrote {out}")
         return
     if args.knots:
         print(f"wrote {_knots(args)}")
