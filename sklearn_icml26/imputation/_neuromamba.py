@@ -171,7 +171,7 @@ class _BiMamba(nn.Module):
         return self.norm(h + out)
 
 
-def _interpolate(x, obs, exclude_self=False):
+def _interpolate(x, obs, exclude_self=False, anchors=None):
     """Linear interpolation along axis 1 from the entries where ``obs`` is True.
 
     Parameters
@@ -183,12 +183,17 @@ def _interpolate(x, obs, exclude_self=False):
     exclude_self : bool, default=False
         Interpolate every entry from its nearest observed neighbours *other than itself*
         (leave-one-out; equal to the plain interpolation at unobserved entries).
+    anchors : tuple of four tensors of shape (batch, features), default=None
+        ``(left_value, left_distance, right_value, right_distance)``: the nearest observed
+        entry before the window (at position ``-left_distance``) and after it (at
+        ``length - 1 + right_distance``); a distance of 0 means there is none. Used where
+        the window itself has no observed entry on that side.
 
     Returns
     -------
     values : tensor of the shape of ``x``
-        Interpolated values; the nearest observed value before the first or after the last
-        observed entry, 0 where a column of a window has no usable entry.
+        Interpolated values; the nearest usable value before the first or after the last
+        one, 0 where a column has no usable entry.
     distance : tensor of the shape of ``x``
         Rows to the nearest usable entry (``length`` where there is none).
     """
@@ -202,13 +207,39 @@ def _interpolate(x, obs, exclude_self=False):
     has_prev, has_next = prev >= 0, nxt < w
     x_prev = x.gather(1, prev.clamp(min=0))
     x_next = x.gather(1, nxt.clamp(max=w - 1))
-    frac = (t - prev).to(x.dtype) / (nxt - prev).clamp(min=1).to(x.dtype)
+    tf, prev_f, next_f = t.to(x.dtype), prev.to(x.dtype), nxt.to(x.dtype)
+    if anchors is not None:
+        left_value, left_distance, right_value, right_distance = (
+            a.to(x.dtype)[:, None, :].expand(b, w, f) for a in anchors)
+        use_left, use_right = ~has_prev & (left_distance > 0), ~has_next & (right_distance > 0)
+        x_prev = torch.where(use_left, left_value, x_prev)
+        prev_f = torch.where(use_left, -left_distance, prev_f)
+        x_next = torch.where(use_right, right_value, x_next)
+        next_f = torch.where(use_right, (w - 1) + right_distance, next_f)
+        has_prev, has_next = has_prev | use_left, has_next | use_right
+    frac = (tf - prev_f) / (next_f - prev_f).clamp(min=1)
     values = torch.where(has_prev & has_next, x_prev + frac * (x_next - x_prev),
                          torch.where(has_prev, x_prev,
                                      torch.where(has_next, x_next, torch.zeros_like(x))))
-    distance = torch.minimum(torch.where(has_prev, t - prev, torch.full_like(t, w)),
-                             torch.where(has_next, nxt - t, torch.full_like(t, w)))
+    none = torch.full_like(tf, float(w))
+    distance = torch.minimum(torch.where(has_prev, tf - prev_f, none),
+                             torch.where(has_next, next_f - tf, none))
     return values, distance
+
+
+def _box_mean(x, obs, half):
+    """Mean of ``x`` over the entries where ``obs`` is True within ``half`` rows of each row
+    (axis 1, inside the window); 0 where there is none."""
+    xs = torch.where(obs, x, torch.zeros_like(x))
+    pad = torch.zeros_like(xs[:, :1])
+    csum = torch.cat([pad, xs.cumsum(1)], dim=1)
+    ccount = torch.cat([pad, obs.to(x.dtype).cumsum(1)], dim=1)
+    w = x.shape[1]
+    t = torch.arange(w, device=x.device)
+    lo, hi = (t - half).clamp(min=0), (t + half + 1).clamp(max=w)
+    total = csum[:, hi] - csum[:, lo]
+    count = ccount[:, hi] - ccount[:, lo]
+    return total / count.clamp(min=1.0)
 
 
 class _NeuroMambaNet(nn.Module):
@@ -218,21 +249,24 @@ class _NeuroMambaNet(nn.Module):
     In training mode the net corrupts its input itself (seeded through torch's RNG) and
     returns everything the loss needs.
 
-    Input ``X`` (batch, W, 5F): standardised values (0 where missing), the observed mask, the
-    precomputed cross-group fill, where it exists, and the seasonal profile of each row.
+    Input ``X`` (batch, W, 14F): standardised values (0 where missing), the observed mask, the
+    precomputed cross-group fill, where it exists, the (local) seasonal profile of each row,
+    the window's edge anchors (:func:`_edge_anchors`, repeated along the window; zeros: none)
+    and the stream-wide profile of each row.
 
     Per entry the groups are embedded from the value, the mask, the leave-one-out linear
     interpolation of the window, the standardised residual of the value against that
     interpolation (also a direct input of the gate logit), the distance to the nearest
     observed row, the cross-group fill's departure from the temporal estimate, where it is
-    used, and the seasonal correction. The reconstruction starts from the blended base:
+    used, the seasonal correction and (``smooth_level``) the smoothed level's departure from
+    the temporal estimate. The reconstruction starts from the blended base:
     ``x_hat = base + correction``, the correction head starts at zero.
     """
 
     def __init__(self, groups, n_features, d_model, d_state, expand, d_conv, n_layers,
                  n_mix_heads, bidirectional, mixing, gate, lif_beta, lif_threshold,
                  surrogate_slope, corruption, seasonal_period=None, cross=None,
-                 cross_fill="boosting"):
+                 cross_fill="boosting", smooth_level=False):
         super().__init__()
         m = len(groups)
         group_of = np.empty(n_features, dtype=np.int64)
@@ -249,7 +283,9 @@ class _NeuroMambaNet(nn.Module):
             other / np.maximum(other.sum(1, keepdims=True), 1.0)))
         self.n_features, self.n_groups = n_features, m
         self.seasonal_period = seasonal_period
-        self.n_channels = 8
+        # the smoothed level (with a period) adds a ninth channel
+        self.smooth_level = bool(smooth_level and seasonal_period)
+        self.n_channels = 9 if self.smooth_level else 8
         # with cross_fill="linear": a closed-form cross-group ridge fill (F, F) and intercepts
         # (F,) applied to the corrupted input; with "boosting" the fill comes precomputed with
         # the input (out-of-fold boosted trees); fixed during training either way
@@ -273,6 +309,8 @@ class _NeuroMambaNet(nn.Module):
             torch.tensor([-4.0, 1.0, 3.0]).repeat(n_features, 1) / _BLEND_SCALE)
         self.blend_seasonal = nn.Parameter(
             torch.tensor([-3.0, 1.0]).repeat(n_features, 1) / _BLEND_SCALE)
+        self.blend_level = nn.Parameter(
+            torch.tensor([-6.0, 2.0]).repeat(n_features, 1) / _BLEND_SCALE)
         self.embed_weight = nn.Parameter(
             torch.randn(m, self.n_channels * n_features, d_model)
             / math.sqrt(self.n_channels * max(len(c) for c in groups)))
@@ -330,30 +368,60 @@ class _NeuroMambaNet(nn.Module):
         return torch.where(obs_in, x_in, torch.zeros_like(x)), obs_in, hidden, impulsed
 
     # -- network ------------------------------------------------------------------------------
-    def context(self, x_in, obs_in, fill=None, fill_ok=None, profile=None, changed=None):
+    def context(self, x_in, obs_in, fill=None, fill_ok=None, profile=None, changed=None,
+                anchors=None, stream_profile=None):
         """Per-entry input channels (b, w, f, C), the starting reconstruction and the
         residual of each value against the interpolation of its neighbours.
 
         ``fill``/``fill_ok``: the precomputed cross-group fill and where it exists;
         ``profile``: the seasonal profile of each row; ``changed``: entries the training
-        corruption hid or impulsed (a precomputed fill that read one of them is not used).
+        corruption hid or impulsed (a precomputed fill that read one of them is not used);
+        ``anchors``: the six edge-anchor tensors of :func:`_edge_anchors` (values, distances
+        and profile values of the nearest observation before and after the window);
+        ``stream_profile``: the stream-wide profile of each row, used in training where the
+        (local) ``profile`` read an entry of the window that the corruption changed.
         """
         w = x_in.shape[1]
         dt = x_in.dtype
         zeros = torch.zeros_like(x_in)
-        interp, distance = _interpolate(x_in, obs_in, exclude_self=True)
+        value_anchors = profile_anchors = level_anchors = None
+        if anchors is not None:
+            lv, ld, rv, rd, lp, rp, ls, rs = anchors
+            value_anchors, profile_anchors = (lv, ld, rv, rd), (lp, ld, rp, rd)
+            level_anchors = (ls, ld, rs, rd)
+        interp, distance = _interpolate(x_in, obs_in, exclude_self=True, anchors=value_anchors)
         residual = torch.where(obs_in, (x_in - interp).abs(), zeros)
         log_d = torch.log1p(distance.to(dt))
         # the temporal estimate: the interpolation plus (with a period) the seasonal profile's
         # departure from its own interpolation (same anchors): inside a gap the level is
         # interpolated and the cycle comes from the profile
         temporal = interp
-        seasonal = zeros
+        seasonal = level_delta = zeros
         if self.seasonal_period and profile is not None:
-            profile_base, _ = _interpolate(profile, obs_in, exclude_self=True)
+            if changed is not None and stream_profile is not None:
+                # the local profile of a row reads the rows whole periods away: where one of
+                # them inside the window was hidden or impulsed, it would carry the target
+                period, read = self.seasonal_period, torch.zeros_like(changed)
+                for lag in range(period, w, period):
+                    read[:, lag:] |= changed[:, :-lag]
+                    read[:, :-lag] |= changed[:, lag:]
+                profile = torch.where(read, stream_profile, profile)
+            profile_base, _ = _interpolate(profile, obs_in, exclude_self=True,
+                                           anchors=profile_anchors)
             seasonal = profile - profile_base
             a, b = (_BLEND_SCALE * self.blend_seasonal).unbind(-1)
             temporal = interp + torch.sigmoid(a + b * log_d) * seasonal
+        if self.smooth_level and profile is not None:
+            # the smoothed level: the deseasonalised values averaged over one period around
+            # each observation (present entries only) and interpolated across a gap: a long
+            # gap is bridged from the level of the days around it, not from its two end
+            # readings; the blend moves towards it with the distance
+            level = _box_mean(x_in - profile, obs_in, self.seasonal_period // 2)
+            level_interp, _ = _interpolate(level, obs_in, exclude_self=True,
+                                           anchors=level_anchors)
+            level_delta = level_interp + profile - temporal
+            a, b = (_BLEND_SCALE * self.blend_level).unbind(-1)
+            temporal = temporal + torch.sigmoid(a + b * log_d) * level_delta
         base = temporal
         cross_delta, usable = zeros, zeros
         if self.use_cross:
@@ -375,7 +443,7 @@ class _NeuroMambaNet(nn.Module):
             cross_delta = x_cross - temporal
             base = temporal + usable * torch.sigmoid(a + b * log_d + c * coverage) * cross_delta
         channels = [x_in, obs_in.to(dt), interp, residual, log_d / math.log1p(w), cross_delta,
-                    usable, seasonal]
+                    usable, seasonal] + ([level_delta] if self.smooth_level else [])
         return torch.stack(channels, dim=-1), base, residual
 
     def network(self, x_in, obs_in, **extra):
@@ -404,15 +472,18 @@ class _NeuroMambaNet(nn.Module):
     def forward(self, X):
         f = self.n_features
         x, obs = X[..., :f], X[..., f:2 * f] > 0.5
+        edge = X[:, 0, 5 * f:13 * f]
         extra = {"fill": X[..., 2 * f:3 * f], "fill_ok": X[..., 3 * f:4 * f] > 0.5,
-                 "profile": X[..., 4 * f:5 * f]}
+                 "profile": X[..., 4 * f:5 * f],
+                 "anchors": tuple(edge[:, i * f:(i + 1) * f] for i in range(8)),
+                 "stream_profile": X[..., 13 * f:14 * f]}
         if self.training:
             x_in, obs_in, hidden, impulsed = self._corrupt(x, obs)
             extra["changed"] = (obs & ~obs_in) | impulsed
             # occupancy: an observed value far from the interpolation of its neighbours in the
             # *uncorrupted* window may be a genuine impulse; it is neither a target nor a
             # negative example of the gate
-            interp, _ = _interpolate(x, obs, exclude_self=True)
+            interp, _ = _interpolate(x, obs, exclude_self=True, anchors=extra["anchors"][:4])
             doubtful = obs & ((x - interp).abs() > 0.6 * self.corruption["impulse_scale"])
             obs, hidden, impulsed = obs & ~doubtful, hidden & ~doubtful, impulsed & ~doubtful
         else:
@@ -497,9 +568,67 @@ def _window_index(series, window, stride):
     return np.concatenate(out, axis=0)
 
 
-def _windows(Z, obs, index, fill=None, fill_ok=None, profile=None):
+def _edge_anchors(Z, obs, series, index, profile=None, half=0):
+    """Nearest observed entry of each column before and after every window, in its series.
+
+    Returns ndarray of shape (n_windows, 8F): the value and distance (rows from the window's
+    first row back to it) of the anchor before the window, the same after the window (rows
+    from its last row), the seasonal profile at the two anchors (0 without ``profile``) and
+    the smoothed level at the two anchors: the mean of ``Z - profile`` over the observed rows
+    within ``half`` rows of the anchor on its outer side (the anchor included; rows inside
+    the window never enter). A distance of 0 means the series has no observed entry of that
+    column on that side.
+    """
+    n_windows, _ = index.shape
+    n_features = Z.shape[1]
+    out = np.zeros((n_windows, 8 * n_features))
+    series_of = np.empty(Z.shape[0], dtype=np.int64)
+    position = np.empty(Z.shape[0], dtype=np.int64)
+    for k, rows in enumerate(series):
+        series_of[rows], position[rows] = k, np.arange(len(rows))
+    valid = index >= 0
+    first = index[:, 0]
+    last = index[np.arange(n_windows), valid.sum(1) - 1]
+    cols = np.arange(n_features)
+    for k, rows in enumerate(series):
+        n = len(rows)
+        here = np.flatnonzero(series_of[first] == k)
+        if not here.size:
+            continue
+        o = obs[rows]
+        pos = np.arange(n)[:, None]
+        prev = np.maximum.accumulate(np.where(o, pos, -1), axis=0)  # last observed <= p
+        nxt = np.minimum.accumulate(np.where(o, pos, n)[::-1], axis=0)[::-1]  # first >= p
+        z = np.where(o, Z[rows], 0.0)
+        prof = profile[rows] if profile is not None else np.zeros_like(z)
+        dz = np.vstack([np.zeros((1, n_features)), np.cumsum(np.where(o, z - prof, 0.0), 0)])
+        dc = np.vstack([np.zeros((1, n_features)), np.cumsum(o, 0, dtype=np.float64)])
+        p0, p1 = position[first[here]], position[last[here]]
+        left = np.where((p0 > 0)[:, None], prev[np.maximum(p0 - 1, 0)], -1)
+        right = np.where((p1 < n - 1)[:, None], nxt[np.minimum(p1 + 1, n - 1)], n)
+        has_left, has_right = left >= 0, right < n
+        li, ri = np.clip(left, 0, n - 1), np.clip(right, 0, n - 1)
+        f = n_features
+        out[here, 0 * f:1 * f] = np.where(has_left, z[li, cols], 0.0)
+        out[here, 1 * f:2 * f] = np.where(has_left, p0[:, None] - left, 0)
+        out[here, 2 * f:3 * f] = np.where(has_right, z[ri, cols], 0.0)
+        out[here, 3 * f:4 * f] = np.where(has_right, right - p1[:, None], 0)
+        out[here, 4 * f:5 * f] = np.where(has_left, prof[li, cols], 0.0)
+        out[here, 5 * f:6 * f] = np.where(has_right, prof[ri, cols], 0.0)
+        lo, hi = np.clip(li - half, 0, n), li + 1  # rows li-half..li
+        level = (dz[hi, cols] - dz[lo, cols]) / np.maximum(dc[hi, cols] - dc[lo, cols], 1.0)
+        out[here, 6 * f:7 * f] = np.where(has_left, level, 0.0)
+        lo, hi = ri, np.clip(ri + half + 1, 0, n)  # rows ri..ri+half
+        level = (dz[hi, cols] - dz[lo, cols]) / np.maximum(dc[hi, cols] - dc[lo, cols], 1.0)
+        out[here, 7 * f:8 * f] = np.where(has_right, level, 0.0)
+    return out
+
+
+def _windows(Z, obs, index, fill=None, fill_ok=None, profile=None, anchors=None,
+             stream_profile=None):
     """Pack standardised values (0 where missing/padding), the mask, the cross-group fill,
-    where it exists and the seasonal profile as (n, W, 5F) (zeros for what is None)."""
+    where it exists, the (local) seasonal profile, the edge anchors (repeated along the
+    window) and the stream-wide profile as (n, W, 14F) (zeros for what is None)."""
     valid = index >= 0
     safe = np.where(valid, index, 0)
     values = np.where(obs, Z, 0.0)[safe]
@@ -513,6 +642,11 @@ def _windows(Z, obs, index, fill=None, fill_ok=None, profile=None):
         ok = fill_ok[safe] & valid[..., None]
         parts += [np.where(ok, fill[safe], 0.0), ok.astype(values.dtype)]
     parts.append(zeros if profile is None else np.where(valid[..., None], profile[safe], 0.0))
+    n, w, f = values.shape
+    parts.append(np.zeros((n, w, 8 * f)) if anchors is None
+                 else np.broadcast_to(anchors[:, None, :], (n, w, 8 * f)))
+    parts.append(zeros if stream_profile is None
+                 else np.where(valid[..., None], stream_profile[safe], 0.0))
     return np.concatenate(parts, axis=-1)
 
 
@@ -522,6 +656,53 @@ def _phase(series, n_rows, period):
     for rows in series:
         phase[rows] = np.arange(len(rows)) % period
     return phase
+
+
+def _moving_departure(Z, obs, rows, period):
+    """Departure of the observed values of one series from their centred moving mean (one
+    period wide, at least half of it observed); NaN elsewhere. Shape (len(rows), F)."""
+    n_features = Z.shape[1]
+    lo, hi = period // 2, period - period // 2
+    z, o = np.where(obs[rows], Z[rows], 0.0), obs[rows].astype(np.float64)
+    csum = np.vstack([np.zeros((1, n_features)), np.cumsum(z, 0)])
+    ccount = np.vstack([np.zeros((1, n_features)), np.cumsum(o, 0)])
+    t = np.arange(len(rows))
+    start, stop = np.clip(t - lo, 0, len(rows)), np.clip(t + hi, 0, len(rows))
+    n_in = ccount[stop] - ccount[start]
+    local = (csum[stop] - csum[start]) / np.maximum(n_in, 1.0)
+    use = o.astype(bool) & (n_in >= period / 2)
+    return np.where(use, z - local, np.nan)
+
+
+def _local_profile(Z, obs, series, period, table, n_cycles):
+    """Seasonal profile of every row from the neighbouring cycles of its own series.
+
+    At row ``t`` the departures from the moving mean (:func:`_moving_departure`) at
+    ``t +- k period``, ``k = 1..n_cycles``, weighted ``1 / k``, are averaged together with the
+    stream-wide ``table`` at the row's phase, which weighs as much as all the neighbours
+    together (shrinkage: a cycle whose neighbours are all missing gets the table). The row
+    itself never enters its own profile. Shape (n_rows, F).
+    """
+    n_rows, n_features = Z.shape
+    out = np.zeros((n_rows, n_features))
+    prior = sum(2.0 / k for k in range(1, n_cycles + 1))
+    for rows in series:
+        dep = _moving_departure(Z, obs, rows, period)
+        n = len(rows)
+        num = prior * table[np.arange(n) % period]
+        den = np.full((n, n_features), prior)
+        for k in range(1, n_cycles + 1):
+            lag = k * period
+            if lag >= n:
+                break
+            for src, dst in ((slice(0, n - lag), slice(lag, n)), (slice(lag, n),
+                                                                  slice(0, n - lag))):
+                d = dep[src]
+                ok = ~np.isnan(d)
+                num[dst] += np.where(ok, d / k, 0.0)
+                den[dst] += ok / k
+        out[rows] = num / den
+    return out
 
 
 def _seasonal_table(Z, obs, series, period):
@@ -688,13 +869,22 @@ class NeuroMambaImputer(OneToOneFeatureMixin, TransformerMixin, TorchEstimatorMi
     zero (this starting point is this package's choice; the abstract names only the two
     parts above). ``base`` blends two sources:
 
-    * temporal: the linear interpolation of each feature inside the window from its observed
-      neighbours (leaving the entry itself out) and, with ``seasonal_period``, plus the
-      departure of the stream's seasonal profile (per phase of the cycle, the mean departure
-      of the observed values from their moving mean over one period) from its own
-      interpolation between the same anchors, with a learned weight
+    * temporal: the linear interpolation of each feature from its nearest observed
+      neighbours (leaving the entry itself out): inside the window, and with
+      ``edge_anchors`` from the nearest observation before and after the window where the
+      window has none on that side, so that a gap longer than the window is still bridged
+      between its two ends. With ``seasonal_period`` it adds the departure of the seasonal
+      profile from its own interpolation between the same anchors, with a learned weight
       ``sigmoid(a' + b' log(1 + distance to the nearest observation))``: inside a long gap
-      the level is interpolated and the cycle comes from the profile;
+      the level is interpolated and the cycle comes from the profile. The profile of a row
+      is local (``seasonal_cycles``): the mean departure of the observed values from their
+      moving mean over one period at the same phase ``1..seasonal_cycles`` cycles before
+      and after it (weights ``1/k``), shrunk towards the stream-wide profile (per phase of
+      the cycle, over the whole stream), which weighs as much as all the neighbours
+      together; the row itself never enters. With ``smooth_level`` the level across a gap
+      is also taken from the deseasonalised values averaged over one period around each
+      observation (not from the two readings at the gap's ends alone), blended in with a
+      learned weight ``sigmoid(a'' + b'' log(1 + distance))``;
     * cross-group: a regression of each feature on the *other* groups' values at the same
       time step (and the phase of the cycle), fitted once on the stream: gradient-boosted
       trees by default (``cross_fill="boosting"``; scikit-learn's histogram gradient
@@ -761,10 +951,26 @@ class NeuroMambaImputer(OneToOneFeatureMixin, TransformerMixin, TorchEstimatorMi
         ``U[0.5, 1] x impulse_scale``); missing keys take these defaults.
     seasonal_period : int, default=None
         Period of a cycle of the stream in rows (e.g. 24 for hourly data with a daily cycle),
-        at least 1. Adds the seasonal profile of the window to the reconstruction context;
-        useful when every sensor is down at once. The phase of a row is its position in its
-        series modulo the period (so series should start at the same phase of the cycle);
-        the cross-group fill also reads it. ``None`` uses no seasonal context.
+        at least 1. Adds the seasonal profile to the reconstruction context; useful when
+        every sensor is down at once. The phase of a row is its position in its series
+        modulo the period (so series should start at the same phase of the cycle); the
+        cross-group fill also reads it. ``None`` uses no seasonal context.
+    edge_anchors : bool, default=True
+        Let the interpolation of a window read the nearest observation of each column
+        before and after the window (in the same series) where the window has none on that
+        side; ``False`` keeps the context inside the window (the estimator's behaviour
+        before this option: a gap longer than the window is then filled from one side, or
+        from the mean where the window has no observation at all).
+    seasonal_cycles : int, default=3
+        With ``seasonal_period``: the cycles on each side of a row that give it its local
+        seasonal profile (>= 0; ``0`` uses the stream-wide profile alone). In training, a row
+        whose local profile read an entry of its window that the corruption hid or impulsed
+        gets the stream-wide profile instead (the local one would leak the target).
+    smooth_level : bool, default=True
+        With ``seasonal_period``: add the smoothed level (the deseasonalised observations
+        averaged over ``seasonal_period // 2`` rows on each side, interpolated across gaps)
+        to the temporal estimate with a learned, distance-dependent weight, and as a context
+        channel. Unused without a period.
     cross_fill : {"boosting", "linear"} or None, default="boosting"
         Regression of each feature on the other groups that the base moves towards in
         group outages: out-of-fold gradient-boosted trees (nonlinear, missing inputs
@@ -903,6 +1109,9 @@ default="adamw"
         "corruption": [dict, None],
         "seasonal_period": [Interval(Integral, 1, None, closed="left"), None],
         "cross_fill": [StrOptions({"boosting", "linear"}), None],
+        "edge_anchors": ["boolean"],
+        "seasonal_cycles": [Interval(Integral, 0, None, closed="left")],
+        "smooth_level": ["boolean"],
     }
 
     def __init__(self, feature_groups=None, window=48, stride=None, d_model=16, d_state=4,
@@ -910,7 +1119,8 @@ default="adamw"
                  mixing=True, gate=True, lif_beta=0.9, lif_threshold=1.0,
                  surrogate_slope=10.0, lambda_gate=0.1, lambda_observed=0.1,
                  rectify_observed=False, corruption=None, seasonal_period=None,
-                 cross_fill="boosting", max_epochs=15, batch_size=32, lr=3e-3, optimizer="adamw",
+                 cross_fill="boosting", edge_anchors=True, seasonal_cycles=3, smooth_level=True,
+                 max_epochs=15, batch_size=32, lr=3e-3, optimizer="adamw",
                  optimizer_params=None, precision="float32", device="cpu", random_state=None,
                  verbose=0):
         self.feature_groups = feature_groups
@@ -934,6 +1144,9 @@ default="adamw"
         self.corruption = corruption
         self.seasonal_period = seasonal_period
         self.cross_fill = cross_fill
+        self.edge_anchors = edge_anchors
+        self.seasonal_cycles = seasonal_cycles
+        self.smooth_level = smooth_level
         self.max_epochs = max_epochs
         self.batch_size = batch_size
         self.lr = lr
@@ -964,7 +1177,8 @@ default="adamw"
             self.feature_groups_, self.n_features_in_, self.d_model, self.d_state, self.expand,
             self.d_conv, self.n_layers, self.n_mix_heads, self.bidirectional, self.mixing,
             self.gate, self.lif_beta, self.lif_threshold, self.surrogate_slope,
-            self._corruption, self.seasonal_period, self._cross, self.cross_fill)
+            self._corruption, self.seasonal_period, self._cross, self.cross_fill,
+            self.smooth_level)
 
     def _build_criterion(self):
         return _NeuroMambaLoss(self.lambda_observed, self.lambda_gate, self.lif_threshold,
@@ -1085,7 +1299,8 @@ default="adamw"
         period = self.seasonal_period
         phase = _phase(series, n_rows, period) if period else None
         self.seasonal_profile_ = _seasonal_table(Z, obs, series, period) if period else None
-        profile = self.seasonal_profile_[phase] if period else None
+        stream_profile = self.seasonal_profile_[phase] if period else None
+        profile = self._profile(Z, obs, series, phase)
         multi = self.mixing and len(self.feature_groups_) > 1
         self._cross = (_cross_group_fill(Z, obs, self.feature_groups_)
                        if multi and self.cross_fill == "linear" else None)
@@ -1103,7 +1318,10 @@ default="adamw"
             fill, self.cross_fill_models_ = _boosted_cross_fill(
                 Z, obs, self.feature_groups_, folds, phase, period, random_state=0)
             fill_ok = ~np.isnan(fill)
-        Wd = self._as_input(_windows(Z, obs, index, fill, fill_ok, profile))
+        anchors = (_edge_anchors(Z, obs, series, index, profile, (period or 0) // 2)
+                   if self.edge_anchors else None)
+        Wd = self._as_input(_windows(Z, obs, index, fill, fill_ok, profile, anchors,
+                                     stream_profile))
         try:
             self._fit_net(Wd, np.zeros(len(Wd), dtype=Wd.dtype))
         finally:
@@ -1111,6 +1329,16 @@ default="adamw"
         self.loss_curve_ = np.array([row["train_loss"] for row in self.net_.history])
         self._training_summaries(Wd, n_features)
         return self
+
+    def _profile(self, Z, obs, series, phase):
+        """Seasonal profile of every row: local (``seasonal_cycles`` > 0) or stream-wide."""
+        period = self.seasonal_period
+        if not period:
+            return None
+        if self.seasonal_cycles:
+            return _local_profile(Z, obs, series, period, self.seasonal_profile_,
+                                  self.seasonal_cycles)
+        return self.seasonal_profile_[phase]
 
     def _training_summaries(self, Wd, n_features):
         module = self.net_.module_
@@ -1155,14 +1383,18 @@ default="adamw"
         index = _window_index(series, window, max(1, min(self.stride_, window)))
         period = self.seasonal_period
         phase = _phase(series, n_rows, period) if period else None
-        profile = self.seasonal_profile_[phase] if period else None
+        stream_profile = self.seasonal_profile_[phase] if period else None
+        profile = self._profile(Z, obs, series, phase)
         fill = fill_ok = None
         if self.cross_fill_models_ is not None:
             fill = _predict_cross_fill(Z, obs, self.feature_groups_, self.cross_fill_models_,
                                        phase, period)
             fill_ok = ~np.isnan(fill)
+        anchors = (_edge_anchors(Z, obs, series, index, profile, (period or 0) // 2)
+                   if self.edge_anchors else None)
         x_hat, spikes, _ = self._run(self._as_input(_windows(Z, obs, index, fill, fill_ok,
-                                                             profile)))
+                                                             profile, anchors,
+                                                             stream_profile)))
         valid = index >= 0
         rows = index[valid]
         # triangular weights: a row counts most in the windows where it is far from the edges

@@ -13,9 +13,12 @@ from sklearn.pipeline import make_pipeline
 from sklearn_icml26.imputation import NeuroMambaImputer
 from sklearn_icml26.imputation._neuromamba import (
     _boosted_cross_fill,
+    _box_mean,
     _cross_group_fill,
+    _edge_anchors,
     _interpolate,
     _lif_gate,
+    _local_profile,
     _MambaBlock,
     _NeuroMambaNet,
     _predict_cross_fill,
@@ -321,6 +324,150 @@ def test_boosted_fill_carries_a_nonlinear_relation_into_an_outage():
 
     boosted, linear = mae("boosting"), mae("linear")
     assert boosted < 0.35 and boosted < 0.5 * linear
+
+
+def test_edge_anchors_carry_the_interpolation_across_window_edges():
+    # a stream with a 9-row gap that spans two windows: with the anchors each window
+    # interpolates between the observations on either side of the whole gap, as np.interp
+    # over the series does
+    rng = np.random.default_rng(0)
+    n, window = 40, 8
+    Z = rng.normal(size=(n, 2))
+    obs = np.ones(Z.shape, dtype=bool)
+    obs[14:23, 0] = False
+    obs[:3, 1] = False  # nothing before the first window on this side: no left anchor
+    series = [np.arange(n)]
+    index = _window_index(series, window, 4)
+    anchors = _edge_anchors(Z, obs, series, index, half=2)
+    assert anchors.shape == (len(index), 16)
+    w = np.flatnonzero(index[:, 0] == 16)[0]  # rows 16..23: observed only at its last row
+    assert anchors[w, 0] == Z[13, 0] and anchors[w, 2] == 3  # 16 - 13
+    assert anchors[w, 1] == Z[15, 1] and anchors[w, 3] == 1
+    assert anchors[w, 4] == Z[24, 0] and anchors[w, 6] == 1
+    # smoothed levels at the anchors: the mean over the anchor and the two observed rows
+    # beyond it (outside the window; no profile here)
+    assert anchors[w, 12] == pytest.approx(Z[11:14, 0].mean())
+    assert anchors[w, 14] == pytest.approx(Z[24:27, 0].mean())
+    assert anchors[0, 2] == 0 and anchors[0, 3] == 0  # first window: no rows before it
+    last = np.flatnonzero(index[:, -1] == n - 1)[0]
+    assert anchors[last, 6] == 0 and anchors[last, 7] == 0
+    x = torch.as_tensor(np.where(obs, Z, 0.0)[index])
+    o = torch.as_tensor(obs[index])
+    a = torch.as_tensor(anchors)
+    values, distance = _interpolate(x, o, anchors=(a[:, 0:2], a[:, 2:4], a[:, 4:6], a[:, 6:8]))
+    t = np.arange(n)
+    truth = np.interp(t, t[obs[:, 0]], Z[obs[:, 0], 0])
+    np.testing.assert_allclose(values[w, :, 0].numpy(), truth[16:24], atol=1e-12)
+    gaps = np.abs(t[:, None] - t[obs[:, 0]][None]).min(1)
+    np.testing.assert_array_equal(distance[w, :, 0].numpy(), gaps[16:24])
+    # without anchors the same window holds its one observed value constant (the old context)
+    plain, _ = _interpolate(x, o)
+    np.testing.assert_allclose(plain[w, :, 0].numpy(), Z[23, 0], atol=1e-12)
+
+
+def test_box_mean_averages_the_present_entries_only():
+    x = torch.arange(10.0).view(1, 10, 1)
+    obs = torch.ones_like(x, dtype=torch.bool)
+    obs[0, 4] = False
+    got = _box_mean(x, obs, 2)[0, :, 0].numpy()
+    want = [np.mean([v for v in range(max(0, t - 2), min(10, t + 3)) if v != 4])
+            for t in range(10)]
+    np.testing.assert_allclose(got, want)
+
+
+def test_smoothed_level_bridges_a_noisy_gap_from_the_days_around_it():
+    # a flat level with strong reading noise and a 40-hour device outage: the two readings at
+    # the gap's ends are noisy, the level averaged over the days around the gap is not
+    rng = np.random.default_rng(1)
+    t = np.arange(24 * 30, dtype=float)
+    cycle = np.sin(2 * np.pi * t / 24)
+    X = np.c_[cycle + 0.6 * rng.normal(size=t.size), cycle + 0.6 * rng.normal(size=t.size)]
+    truth = np.c_[cycle, cycle][300:340]
+    Xc = X.copy()
+    Xc[300:340] = np.nan
+    kw = dict(window=48, n_layers=1, max_epochs=3, cross_fill="linear", seasonal_period=24,
+              random_state=0)
+
+    def mae(**extra):
+        imp = NeuroMambaImputer(**kw, **extra).fit(Xc)
+        return np.abs(imp.transform(Xc)[300:340] - truth).mean()
+
+    smooth, raw = mae(), mae(smooth_level=False)
+    assert smooth < 0.8 * raw  # 0.28 vs 0.40 when written
+
+
+def test_local_profile_follows_a_drifting_cycle_and_never_reads_its_own_row():
+    rng = np.random.default_rng(0)
+    t = np.arange(24 * 30)
+    amplitude = np.where(t < 24 * 15, 0.3, 2.0)  # a weak cycle, then a strong one
+    cycle = amplitude * np.sin(2 * np.pi * t / 24)
+    Z = np.c_[cycle + 0.02 * t + 0.05 * rng.normal(size=t.size)]
+    obs = np.ones(Z.shape, dtype=bool)
+    series = [np.arange(t.size)]
+    table = _seasonal_table(Z, obs, series, 24)
+    local = _local_profile(Z, obs, series, 24, table, 3)
+    late = t >= 24 * 19  # every neighbour within 3 cycles has the strong amplitude
+    err_local = np.abs(local[late, 0] - cycle[late]).mean()
+    err_table = np.abs(table[t[late] % 24, 0] - cycle[late]).mean()
+    assert err_local < 0.6 * err_table
+    # the profile of a row reads other rows only: changing one value leaves its own
+    # profile unchanged and moves its neighbours' one period away
+    Z2 = Z.copy()
+    Z2[300, 0] += 10.0
+    local2 = _local_profile(Z2, obs, series, 24, table, 3)
+    assert local2[300, 0] == pytest.approx(local[300, 0], abs=1e-9)
+    assert local2[324, 0] != local[324, 0] and local2[276, 0] != local[276, 0]
+    # with no neighbours at all the table is returned
+    none = _local_profile(Z, np.zeros_like(obs), series, 24, table, 3)
+    np.testing.assert_allclose(none[:, 0], table[t % 24, 0])
+
+
+def test_local_profile_is_not_read_where_the_training_corruption_hid_its_source():
+    net = _NeuroMambaNet([np.array([0])], 1, 8, 4, 2, 4, 1, 2, True, False, True, 0.9, 1.0,
+                         10.0, None, seasonal_period=4).double()
+    x = torch.zeros(1, 12, 1, dtype=torch.float64)
+    obs = torch.ones(1, 12, 1, dtype=torch.bool)
+    obs[0, 5, 0] = False
+    local = torch.full_like(x, 1.0)
+    stream = torch.full_like(x, -1.0)
+    changed = torch.zeros_like(obs)
+    kw = dict(profile=local, stream_profile=stream)
+    ch, _, _ = net.context(x, obs, changed=changed, **kw)
+    seasonal = ch[..., -1]
+    assert seasonal[0, 5, 0] == 0.0  # a flat profile interpolates to itself: no correction
+    changed[0, 1, 0] = True  # row 1 is read by the local profile of rows 5 and 9
+    local2 = local.clone()
+    local2[0, 5, 0] = 3.0  # (the profile of row 5 differs from its neighbours')
+    ch, _, _ = net.context(x, obs, changed=changed, profile=local2, stream_profile=stream)
+    # row 5 falls back to the stream profile (-1), its anchors 4 and 6 keep the local one (1)
+    assert ch[0, 5, 0, -1] == pytest.approx(-2.0)
+    ch, _, _ = net.context(x, obs, profile=local2, stream_profile=stream)  # inference
+    assert ch[0, 5, 0, -1] == pytest.approx(2.0)
+
+
+def test_long_device_outage_follows_the_local_daily_cycle():
+    # every column down for 60 hours (longer than the 48-row window) in a stream whose daily
+    # cycle changes its amplitude over the weeks: the edge anchors and the local profile
+    # carry the level and the cycle through the gap, the window-bound context and the
+    # stream-wide profile do not
+    rng = np.random.default_rng(0)
+    t = np.arange(24 * 40, dtype=float)
+    amplitude = 1.0 + 0.8 * np.sin(2 * np.pi * t / (24 * 20))
+    cycle = amplitude * np.sin(2 * np.pi * t / 24)
+    level = 2.0 * np.sin(2 * np.pi * t / (24 * 9))  # the level moves across the gap
+    X = np.c_[level + cycle, 0.5 * level + cycle + 0.05 * rng.normal(size=t.size)]
+    truth = X[410:470].copy()
+    Xc = X.copy()
+    Xc[410:470] = np.nan
+    kw = dict(window=48, n_layers=1, max_epochs=3, cross_fill="linear", seasonal_period=24,
+              random_state=0)
+
+    def mae(**extra):
+        imp = NeuroMambaImputer(**kw, **extra).fit(Xc)
+        return np.abs(imp.transform(Xc)[410:470] - truth).mean() / X.std(0).mean()
+
+    new, old = mae(), mae(edge_anchors=False, seasonal_cycles=0)
+    assert new < 0.25 and new < 0.7 * old  # 0.18 vs 0.32 when written
 
 
 def test_seasonal_period_fills_a_device_outage_from_the_daily_cycle():
