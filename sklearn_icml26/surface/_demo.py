@@ -92,5 +92,6 @@ def run_demo(data_home=None, verbose=1, fast=False):
         "ball pivoting and density-trimmed Poisson, need Open3D (the 'open3d' extra, not "
         "installed by default); in the committed benchmark (2,000 steps, noise-free "
         "hemisphere) ball pivoting reaches CD-L1 0.00359 and trimmed Poisson 0.00378 against "
-        "MPF's 0.00390, and with noise 0.005 MPF leads (0.00391 vs 0.00541 and 0.00422, a run "
-        "of the previous defaults); see benchmarks/results/mpf.json."))
+        "MPF's 0.00401, and with noise 0.005 MPF (0.00424) is ahead of ball pivoting "
+        "(0.00541) and 0.3 % behind trimmed Poisson (0.00422); see "
+        "benchmarks/results/mpf.json."))
