@@ -721,7 +721,7 @@ def _knots(args):
         log(f"resumed {sum(len(s['uniform']['score']) for s in state.values())} pairs")
     chunk = 2 if args.quick else args.chunk
     sets = _knots_sets(args.quick)
-    if args.knots_sets:
+    if getattr(args, "knots_sets", None):
         wanted = args.knots_sets.split(",")
         unknown = sorted(set(wanted) - {name for name, _ in sets})
         if unknown:

@@ -955,6 +955,15 @@ class NeuroMambaImputer(OneToOneFeatureMixin, TransformerMixin, TorchEstimatorMi
         every sensor is down at once. The phase of a row is its position in its series
         modulo the period (so series should start at the same phase of the cycle); the
         cross-group fill also reads it. ``None`` uses no seasonal context.
+    cross_fill : {"boosting", "linear"} or None, default="boosting"
+        Regression of each feature on the other groups that the base moves towards in
+        group outages: out-of-fold gradient-boosted trees (nonlinear, missing inputs
+        allowed; about a dozen seconds per 10,000 rows and 12 columns on one core), a ridge
+        on the standardised values (missing inputs count as the mean), or ``None`` (no
+        cross-group fill; the attention still mixes the groups). Unused with a single group
+        or ``mixing=False``. The boosted fill's folds are contiguous blocks of two windows
+        (rows in series order), so a stream of at most two windows gets no boosted fill and
+        one of at most four windows has two folds instead of three.
     edge_anchors : bool, default=True
         Let the interpolation of a window read the nearest observation of each column
         before and after the window (in the same series) where the window has none on that
@@ -971,15 +980,6 @@ class NeuroMambaImputer(OneToOneFeatureMixin, TransformerMixin, TorchEstimatorMi
         averaged over ``seasonal_period // 2`` rows on each side, interpolated across gaps)
         to the temporal estimate with a learned, distance-dependent weight, and as a context
         channel. Unused without a period.
-    cross_fill : {"boosting", "linear"} or None, default="boosting"
-        Regression of each feature on the other groups that the base moves towards in
-        group outages: out-of-fold gradient-boosted trees (nonlinear, missing inputs
-        allowed; about a dozen seconds per 10,000 rows and 12 columns on one core), a ridge
-        on the standardised values (missing inputs count as the mean), or ``None`` (no
-        cross-group fill; the attention still mixes the groups). Unused with a single group
-        or ``mixing=False``. The boosted fill's folds are contiguous blocks of two windows
-        (rows in series order), so a stream of at most two windows gets no boosted fill and
-        one of at most four windows has two folds instead of three.
     max_epochs : int, default=15
         Passes over the training windows. Few are needed because the reconstruction starts
         from the interpolation and the cross-group fill.
