@@ -277,6 +277,8 @@ def _bayes_study(data, args, deadline, log):
     import json
     from pathlib import Path
 
+    from joblib import effective_n_jobs
+
     fast = SkewDCausalDiscoverer(random_state=0)
     bayes = SkewDCausalDiscoverer(random_state=0, estimator={
         "penalty_search": "bayes", "cv": 8, "n_calls": 60, "n_initial_points": 40})
@@ -286,7 +288,7 @@ def _bayes_study(data, args, deadline, log):
     if state is not None and state.exists():
         out = {key: list(json.loads(state.read_text())["bayes"][key]) for key in keys}
         log(f"SIM-ln bayes: resuming after {len(out['bayes'])} pairs from {state}")
-    step = max(1, int(args.n_jobs or 1))
+    step = max(1, effective_n_jobs(args.n_jobs))
     while len(out["bayes"]) < len(data.pairs) and time.perf_counter() < deadline:
         first = len(out["bayes"])
         chunk = data.pairs[first:first + step]

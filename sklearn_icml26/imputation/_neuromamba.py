@@ -376,7 +376,7 @@ class _NeuroMambaNet(nn.Module):
         ``fill``/``fill_ok``: the precomputed cross-group fill and where it exists;
         ``profile``: the seasonal profile of each row; ``changed``: entries the training
         corruption hid or impulsed (a precomputed fill that read one of them is not used);
-        ``anchors``: the six edge-anchor tensors of :func:`_edge_anchors` (values, distances
+        ``anchors``: the eight edge-anchor tensors of :func:`_edge_anchors` (values, distances
         and profile values of the nearest observation before and after the window);
         ``stream_profile``: the stream-wide profile of each row, used in training where the
         (local) ``profile`` read an entry of the window that the corruption changed.
@@ -974,7 +974,10 @@ class NeuroMambaImputer(OneToOneFeatureMixin, TransformerMixin, TorchEstimatorMi
         With ``seasonal_period``: the cycles on each side of a row that give it its local
         seasonal profile (>= 0; ``0`` uses the stream-wide profile alone). In training, a row
         whose local profile read an entry of its window that the corruption hid or impulsed
-        gets the stream-wide profile instead (the local one would leak the target).
+        gets the stream-wide profile instead (the local one would leak the target). The guard
+        is approximate: the one-period moving means behind the local profile and the edge
+        anchors' profiles may still include a hidden entry with a weight of about
+        ``1 / seasonal_period``.
     smooth_level : bool, default=True
         With ``seasonal_period``: add the smoothed level (the deseasonalised observations
         averaged over ``seasonal_period // 2`` rows on each side, interpolated across gaps)

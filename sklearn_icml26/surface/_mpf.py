@@ -653,6 +653,7 @@ class _CompiledStep:
         self.field = field
         self.align_magnitude, self.far_alpha = float(align_magnitude), float(far_alpha)
         self.failed = False
+        self.warn = False  # warn when compiling fails (compile=True asked for it)
         self.calls = 0
         self.factor = None
 
@@ -675,8 +676,12 @@ class _CompiledStep:
             result = self._function()(module, pts, lap_pts, d_x, normals, self.factor,
                                       self.batch, self.n_off, self.field, self.weights,
                                       self.align_magnitude, self.far_alpha)
-        except Exception:  # no compiler, unsupported platform or torch version: eager
+        except Exception as exc:  # no compiler, unsupported platform or torch version
             self.failed = True
+            if self.warn:
+                warnings.warn(f"MPFSurface(compile=True): torch.compile failed "
+                              f"({type(exc).__name__}: {exc}); the fit goes on with eager "
+                              "training steps.", UserWarning, stacklevel=2)
             return None
         self.calls += 1
         return result
@@ -764,8 +769,8 @@ class _MPFCriterion(nn.Module):
                        else self._distance_to_points(out["x"][NF]))
             terms = _loss_terms(out, d_x, self.field, self.align_magnitude, self.far_alpha)
             total = _weighted_total(terms, self.weights, self.laplacian_factor)
-        if not torch.is_tensor(total):
-            total = out["phi"].sum() * 0.0
+        if not torch.is_tensor(total):  # every weighted term is off: a zero in the graph
+            total = sum(v.sum() for v in terms.values()) * 0.0
         # one device-to-host transfer per step for the logged terms and the finiteness check
         values = torch.stack([v.detach().reshape(()) for v in terms.values()]
                              + [total.detach().reshape(())]).double().cpu().tolist()
@@ -1056,11 +1061,12 @@ default="adam"
         shorter last batch of an epoch runs eagerly). ``True`` compiles any fit, ``"auto"``
         only fits of at least 1,000 full-batch steps (the default budget has 1,950). If
         compiling fails (no C++ compiler, an unsupported platform or torch version) the fit
-        goes on eagerly without an error; ``compiled_`` says which ran. The numbers equal
-        the eager ones up to float32 rounding (open_cylinder, default fit: CD-L1 0.004344
-        vs 0.004345). It pays off only once the compiled graphs are in torch's on-disk
-        cache: on the shared 2-core machine (one torch thread, load 6-7) the default fit
-        took 39.6 s of wall time (25.4 s CPU) compiled against 44.2 s (29.1 s) eagerly,
+        goes on eagerly without an error (with a ``UserWarning`` for ``compile=True``);
+        ``compiled_`` says which ran. The numbers equal the eager ones up to float32
+        rounding (open_cylinder, default fit at ``omega0=10``: CD-L1 0.004344 vs 0.004345).
+        It pays off only once the compiled graphs are in torch's on-disk cache: on the
+        shared 2-core machine (one torch thread, load 6-7) the default fit took 39.6 s of wall
+        time (25.4 s CPU) compiled against 44.2 s (29.1 s) eagerly,
         but the first compile in a fresh cache adds about 23 s of CPU in the fitting
         process plus inductor's worker processes (a 200-step fit: 122 s of wall time at
         load 7.7 against 8.4 s eagerly), and the cache is specific to the torch version,
@@ -1440,8 +1446,10 @@ default="adam"
         full_steps = (n // batch) * self.max_epochs
         if self.compile == "auto" and full_steps < _COMPILE_MIN_STEPS:
             return None
-        return _CompiledStep(batch, math.ceil(self.off_surface_fraction * batch), weights,
+        step = _CompiledStep(batch, math.ceil(self.off_surface_fraction * batch), weights,
                              self.field, self.align_magnitude, self.far_alpha)
+        step.warn = self.compile is True
+        return step
 
     # -- adapter hooks -------------------------------------------------------------------------
     def _build_module(self, n_features_in, n_outputs):

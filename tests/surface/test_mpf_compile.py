@@ -67,7 +67,7 @@ def test_compiled_step_with_normals_and_laplacian_matches_the_eager_fit(uncompil
     np.testing.assert_allclose(est.loss_curve_, eager.loss_curve_, rtol=1e-4, atol=1e-7)
 
 
-def test_failed_compile_falls_back_to_the_eager_step_without_an_error(monkeypatch):
+def test_failed_compile_falls_back_to_the_eager_step_with_a_warning(monkeypatch):
     X, _ = make_thin_shell("open_arc", 400, random_state=0)
     Q = np.random.default_rng(1).uniform(-1, 1, (100, 2))
 
@@ -77,12 +77,23 @@ def test_failed_compile_falls_back_to_the_eager_step_without_an_error(monkeypatc
         return step
 
     monkeypatch.setattr(_mpf._CompiledStep, "_function", staticmethod(broken))
-    est = MPFSurface(**SMALL, compile=True).fit(X)
+    with pytest.warns(UserWarning, match="torch.compile failed.*no C.. compiler"):
+        est = MPFSurface(**SMALL, compile=True).fit(X)
     eager = MPFSurface(**SMALL).fit(X)
     assert not est.compiled_
     # the failed first call drew nothing: the fit is the eager one, bit for bit
     np.testing.assert_array_equal(est.transform(Q), eager.transform(Q))
     np.testing.assert_array_equal(est.loss_curve_, eager.loss_curve_)
+
+
+def test_compiled_step_with_every_weight_zero_trains_nothing(uncompiled):
+    # no weighted term: the total is a zero in the graph (the compiled output has no fields)
+    X, _ = make_thin_shell("open_arc", 400, random_state=0)
+    weights = dict.fromkeys(_mpf.DEFAULT_LOSS_WEIGHTS, 0.0)
+    est = MPFSurface(**dict(SMALL, warm_start_iter=0), loss_weights=weights,
+                     compile=True).fit(X)
+    assert est.compiled_ and len(uncompiled) == 3 * SMALL["max_epochs"]
+    assert np.isfinite(est.loss_curve_).all()
 
 
 def test_auto_compiles_only_long_fits(uncompiled):
