@@ -712,21 +712,14 @@ def _seasonal_table(Z, obs, series, period):
     The moving mean of a row uses the observed values of its series within ``period`` rows
     (at least half of them observed); the table is the seasonal profile of the stream.
     """
-    n_rows, n_features = Z.shape
+    n_features = Z.shape[1]
     total = np.zeros((period, n_features))
     count = np.zeros((period, n_features))
-    lo, hi = period // 2, period - period // 2
     for rows in series:
-        z, o = np.where(obs[rows], Z[rows], 0.0), obs[rows].astype(np.float64)
-        csum = np.vstack([np.zeros((1, n_features)), np.cumsum(z, 0)])
-        ccount = np.vstack([np.zeros((1, n_features)), np.cumsum(o, 0)])
-        t = np.arange(len(rows))
-        start, stop = np.clip(t - lo, 0, len(rows)), np.clip(t + hi, 0, len(rows))
-        n_in = ccount[stop] - ccount[start]
-        local = (csum[stop] - csum[start]) / np.maximum(n_in, 1.0)
-        use = o.astype(bool) & (n_in >= period / 2)
-        phase = t % period
-        np.add.at(total, phase, np.where(use, z - local, 0.0))
+        dep = _moving_departure(Z, obs, rows, period)
+        use = ~np.isnan(dep)
+        phase = np.arange(len(rows)) % period
+        np.add.at(total, phase, np.where(use, dep, 0.0))
         np.add.at(count, phase, use)
     table = np.where(count > 0, total / np.maximum(count, 1.0), 0.0)
     return table - table.mean(0)
