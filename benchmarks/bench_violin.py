@@ -241,25 +241,42 @@ def targets(rows, fits, arms):
     out = []
     for arm in arms:
         for fraction in (0.1, 0.25):
-            v = _find(rows, arm, fraction, "VIOLIN")
-            if v is None or "delta_vs_vit_points" not in v:
+            # the target holds "for one initialisation": the default (scale ~ N(0, 0.5^2))
+            # or scale_init="ones" where it ran; both are reported
+            inits = [(name, r) for name in ("VIOLIN", "VIOLIN scale_init=ones")
+                     if (r := _find(rows, arm, fraction, name)) is not None
+                     and "delta_vs_vit_points" in r]
+            if not inits:
                 continue
+            parts, met_by = [], None
+            for name, r in inits:
+                n = r["seeds_paired"]
+                need = math.ceil(0.8 * n)
+                ok = bool(r["delta_vs_vit_points"] >= 1.0 and r["seeds_ahead_of_vit"] >= need)
+                met_by = met_by or (name if ok else None)
+                label = "" if len(inits) == 1 else (
+                    "default init " if name == "VIOLIN" else "scale_init=ones ")
+                parts.append(f"{label}{r['delta_vs_vit_points']:+.2f} +- "
+                             f"{r['delta_vs_vit_sd']:.2f} points, ahead on "
+                             f"{r['seeds_ahead_of_vit']}/{n}")
+            v = _find(rows, arm, fraction, met_by or "VIOLIN") or inits[0][1]
             n = v["seeds_paired"]
             need = math.ceil(0.8 * n)
             d = v["delta_vs_vit_points"]
             out.append({"target": f"{arm} {round(fraction * 100)}%: VIOLIN - ViT >= +1.0 point, "
-                                  f"ahead on >= {need}/{n} seeds",
+                                  f"ahead on >= {need}/{n} seeds"
+                                  + (" (either initialisation)" if len(inits) > 1 else ""),
                         "spec": ">= +1.0, ahead on >= 4/5 seeds",
-                        "measured": f"{d:+.2f} +- {v['delta_vs_vit_sd']:.2f} points, ahead on "
-                                    f"{v['seeds_ahead_of_vit']}/{n}",
-                        "met": bool(d >= 1.0 and v["seeds_ahead_of_vit"] >= need)})
+                        "measured": "; ".join(parts),
+                        "met": met_by is not None})
             _flag_chance(out[-1], rows, arm, fraction)
             s = _find(rows, arm, fraction, "scale-only")
             if s is not None and "delta_vs_vit_points" in s:
                 gain = d
                 vs_scale = d - s["delta_vs_vit_points"]
-                out.append({"target": f"{arm} {round(fraction * 100)}%: VIOLIN - scale-only >= "
-                                      "half of VIOLIN - ViT",
+                which = " (scale_init=ones)" if v["variant"] != "VIOLIN" else ""
+                out.append({"target": f"{arm} {round(fraction * 100)}%: VIOLIN{which} - "
+                                      f"scale-only >= half of VIOLIN{which} - ViT",
                             "spec": ">= 0.5 x (VIOLIN - ViT)",
                             "measured": f"{vs_scale:+.2f} vs 0.5 x {gain:+.2f} points",
                             "met": bool(vs_scale >= 0.5 * gain)})
