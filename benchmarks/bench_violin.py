@@ -259,7 +259,7 @@ def targets(rows, fits, arms):
                 parts.append(f"{label}{r['delta_vs_vit_points']:+.2f} +- "
                              f"{r['delta_vs_vit_sd']:.2f} points, ahead on "
                              f"{r['seeds_ahead_of_vit']}/{n}")
-            v = _find(rows, arm, fraction, met_by or "VIOLIN") or inits[0][1]
+            v = dict(inits).get(met_by or "VIOLIN", inits[0][1])
             n = v["seeds_paired"]
             need = math.ceil(0.8 * n)
             d = v["delta_vs_vit_points"]
