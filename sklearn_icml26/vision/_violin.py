@@ -829,7 +829,9 @@ default="adamw"
     net_ : skorch.NeuralNet
         The trained net (``net_.module_`` is the torch module).
     n_iter_ : int
-        Number of epochs run.
+        Number of epochs run (with a finite loss: when the training loss becomes NaN or
+        infinite, training stops with a ``ConvergenceWarning`` and the parameters of the last
+        finite epoch are restored).
 
     See Also
     --------
@@ -935,6 +937,8 @@ default="adamw"
 
     def _build_criterion(self):
         return nn.CrossEntropyLoss(reduction="none")
+
+    _stop_on_nonfinite_loss = True
 
     def _build_callbacks(self):
         # mini-batches by one index into whole tensors, not sample by sample

@@ -571,3 +571,27 @@ def test_default_model_parameter_counts_quoted_in_the_user_guide():
     plain = ViolinViTClassifier(mask=None, max_epochs=1, random_state=0).fit(X[:20], y[:20])
     assert (learned.n_parameters(), plain.n_parameters()) == (19_402, 19_330)
     assert learned.n_extra_parameters_ == 72
+
+
+def test_diverging_training_warns_and_keeps_the_last_finite_parameters():
+    """A loss that becomes NaN stops training with a ConvergenceWarning; the restored
+    parameters are those of the last finite epoch, so probabilities stay finite."""
+    from sklearn.datasets import load_digits
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:100], y[:100]
+    kw = dict(embed_dim=8, depth=1, num_heads=2, random_state=0, optimizer="sgd", lr=1e6)
+    with pytest.warns(ConvergenceWarning, match="non-finite in epoch"):
+        clf = ViolinViTClassifier(max_epochs=3, **kw).fit(X, y)
+    proba = clf.predict_proba(X[:5])
+    assert np.all(np.isfinite(proba))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert all(np.all(np.isfinite(p.detach().numpy())) for p in clf.net_.module_.parameters())
+    # the restored parameters are the ones the last finite epoch ended with
+    if clf.n_iter_ > 0:
+        ref = ViolinViTClassifier(max_epochs=clf.n_iter_, **kw).fit(X, y)
+        np.testing.assert_array_equal(ref.predict_proba(X[:5]), proba)
+    else:  # diverged in the first epoch: the initial parameters
+        ref = ViolinViTClassifier(max_epochs=1, **{**kw, "lr": 1e-30}).fit(X, y)
+        np.testing.assert_allclose(ref.predict_proba(X[:5]), proba)
