@@ -1635,7 +1635,10 @@ default="adam"
 
         ``-mean_i |phi(x_i)| / max(||grad phi(x_i)||, 1e-12)`` (``-mean_i r(x_i)`` for
         ``field="udf"``). One-sided: it checks that held-out surface points lie on the zero
-        set and is blind to spurious surface elsewhere.
+        set and is blind to spurious surface elsewhere, so a field that crosses zero
+        everywhere scores near 0: do not select ``lr`` or ``omega0`` by it in a grid search;
+        score extracted meshes with :func:`~sklearn_icml26.metrics.chamfer_distance` instead
+        (a callable ``scoring=`` of the search).
 
         Parameters
         ----------
