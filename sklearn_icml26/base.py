@@ -156,6 +156,58 @@ class _UseWholeBatches(Callback):
         _use_whole_batches(net)
 
 
+class _NonFiniteLossGuard(Callback):
+    """skorch callback: stop at the first non-finite training loss and restore the module's
+    last *validated* state: the parameters (and buffers) of the end of an epoch after which
+    a forward pass still gave a finite loss, or the initial ones. (Parameters can be finite
+    yet so large that the next forward overflows, so the state that ends the epoch before
+    the failure is not enough.) ``good_epoch_`` is the epoch of the restored state (0: the
+    initial one); ``stopped_epoch_`` the 1-based epoch that diverged (``None``: none did).
+    """
+
+    def on_train_begin(self, net, **kwargs):
+        self.stopped_epoch_, self.good_epoch_ = None, 0
+        self._good, self._pending, self._first = self._finite_state(net), None, True
+
+    @staticmethod
+    def _finite_state(net):
+        """A copy of the module's state, or ``None`` if a floating tensor is not finite."""
+        state = {k: v.detach().clone() for k, v in net.module_.state_dict().items()}
+        finite = all(bool(torch.isfinite(v).all()) for v in state.values()
+                     if v.is_floating_point())
+        return state if finite else None
+
+    def _stop(self, net):
+        if self._good is not None:
+            net.module_.load_state_dict(self._good)
+        self.stopped_epoch_ = len(net.history)
+        raise KeyboardInterrupt  # skorch ends the training loop on it
+
+    def on_epoch_begin(self, net, **kwargs):
+        self._first = True
+
+    def on_batch_end(self, net, batch=None, training=False, loss=None, **kwargs):
+        if not training or loss is None:
+            return
+        if not bool(torch.isfinite(loss).all()):
+            self._stop(net)
+        if self._first and self._pending is not None:  # the last epoch's state evaluates
+            self._good, self.good_epoch_ = self._pending, len(net.history) - 1
+        self._pending, self._first, self._batch = None, False, batch
+
+    def on_epoch_end(self, net, **kwargs):
+        self._pending = self._finite_state(net)
+        if self._pending is None:
+            self._stop(net)
+        if len(net.history) == net.max_epochs:  # no later step checks the last state
+            with torch.no_grad():
+                out = net.evaluation_step(self._batch, training=False)
+            if not all(bool(torch.isfinite(t).all()) for t in
+                       (out if isinstance(out, (tuple, list)) else (out,))):
+                self._stop(net)
+            self._good, self.good_epoch_ = self._pending, len(net.history)
+
+
 class _WeightedNet(NeuralNet):
     """skorch net whose loss is the ``sample_weight``-weighted mean of per-sample losses.
 
@@ -259,6 +311,10 @@ class TorchEstimatorMixin:
 
     def _build_callbacks(self):
         return []
+
+    # an estimator without its own guard sets this: training stops at the first non-finite
+    # loss, the last finite epoch's parameters are restored and a ConvergenceWarning is raised
+    _stop_on_nonfinite_loss = False
 
     # -- helpers ---------------------------------------------------------------------------------
     @property
@@ -378,6 +434,10 @@ class TorchEstimatorMixin:
             torch.manual_seed(seed)
             module = self._build_module(X.shape[1], n_outputs).to(self._torch_dtype)
             criterion = self._build_criterion()
+            callbacks = list(self._build_callbacks())
+            guard = _NonFiniteLossGuard() if self._stop_on_nonfinite_loss else None
+            if guard is not None:
+                callbacks.append(("nonfinite_loss_guard", guard))
             net = _WeightedNet(
                 module=module,
                 criterion=criterion,
@@ -387,7 +447,7 @@ class TorchEstimatorMixin:
                 max_epochs=self.max_epochs,
                 batch_size=self.batch_size,
                 train_split=None,
-                callbacks=self._build_callbacks() or None,
+                callbacks=callbacks or None,
                 callbacks__print_log=_epoch_table(int(self.verbose), self.max_epochs),
                 iterator_train__shuffle=True,
                 device=self.device,
@@ -396,6 +456,17 @@ class TorchEstimatorMixin:
             net.fit(inputs, y)
         self.net_ = net
         self.n_iter_ = len(net.history)
+        if guard is not None and guard.stopped_epoch_ is not None:
+            import warnings
+
+            from sklearn.exceptions import ConvergenceWarning
+
+            self.n_iter_ = guard.good_epoch_
+            kept = (f"those after epoch {self.n_iter_}" if self.n_iter_ else "the initial ones")
+            warnings.warn(f"{type(self).__name__}: the training loss became non-finite in "
+                          f"epoch {guard.stopped_epoch_}; training stopped and the last "
+                          f"parameters that gave a finite loss ({kept}) were restored. Lower "
+                          "lr or check the input scaling.", ConvergenceWarning, stacklevel=3)
         return net
 
     def _forward_numpy(self, X, module=None, chunk_size=8192):

@@ -232,12 +232,16 @@ def read_point_cloud(path, *, file_type=None):
                             else "."))
     if not path.is_file():
         raise FileNotFoundError(f"no point-cloud file at {str(path)!r}.")
-    if kind == "xyz":  # trimesh counts the columns of the first line by whitespace
-        source = io.BytesIO(path.read_bytes().replace(b",", b" "))
-        geom = trimesh.load(source, file_type=kind, process=False)
-    else:
-        with open(path, "rb") as fh:
-            geom = trimesh.load(fh, file_type=kind, process=False)
+    try:
+        if kind == "xyz":  # trimesh counts the columns of the first line by whitespace
+            source = io.BytesIO(path.read_bytes().replace(b",", b" "))
+            geom = trimesh.load(source, file_type=kind, process=False)
+        else:
+            with open(path, "rb") as fh:
+                geom = trimesh.load(fh, file_type=kind, process=False)
+    except (ValueError, IndexError, KeyError, TypeError) as exc:  # trimesh's parse errors
+        raise ValueError(f"could not read {path.name!r} as a {kind} point cloud: "
+                         f"{exc}") from exc
     points = np.asarray(getattr(geom, "vertices", np.zeros((0, 3))), dtype=np.float64)
     if points.ndim != 2 or points.shape[0] == 0:
         raise ValueError(f"{path.name!r} holds no points.")

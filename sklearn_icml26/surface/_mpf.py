@@ -1635,7 +1635,10 @@ default="adam"
 
         ``-mean_i |phi(x_i)| / max(||grad phi(x_i)||, 1e-12)`` (``-mean_i r(x_i)`` for
         ``field="udf"``). One-sided: it checks that held-out surface points lie on the zero
-        set and is blind to spurious surface elsewhere.
+        set and is blind to spurious surface elsewhere, so a field that crosses zero
+        everywhere scores near 0: do not select ``lr`` or ``omega0`` by it in a grid search;
+        score extracted meshes with :func:`~sklearn_icml26.metrics.chamfer_distance` instead
+        (a callable ``scoring=`` of the search).
 
         Parameters
         ----------
@@ -1757,9 +1760,12 @@ default="adam"
         are within one cell diagonal of it, so every node of a kept face's cell lies within
         ``T + sqrt(3) voxel`` of an input point. The mask marks a superset of those nodes (a
         cube of that half-width around the node nearest each point, by a separable maximum
-        filter): evaluating only them leaves every kept face unchanged.
+        filter): evaluating only them leaves every kept face unchanged. Where that half-width
+        is many cells (a small ``bounds`` box), the same cubes come from a Chebyshev-distance
+        query of the slab's nodes instead, so memory stays that of the slab.
         """
         from scipy.ndimage import maximum_filter
+        from scipy.spatial import cKDTree
 
         P = self._tree.data  # the normalised input points
         lo = np.array([a[0] for a in axes])
@@ -1772,6 +1778,15 @@ default="adam"
         keep = ((idx[:, 0] >= lo_plane) & (idx[:, 0] < hi_plane)
                 & np.all((idx[:, 1:] >= -k) & (idx[:, 1:] < sizes[1:] + k), axis=1))
         idx = idx[keep]
+        shape = (n, *(int(m) for m in sizes[1:]))
+        if (n + 2 * k) * int(np.prod(sizes[1:] + 2 * k)) > 8 * int(np.prod(shape)):
+            if len(idx) == 0:
+                return np.zeros(shape, dtype=bool)
+            nodes = np.stack(np.meshgrid(np.arange(first, first + n),
+                                         *(np.arange(m) for m in shape[1:]), indexing="ij"),
+                             axis=-1).reshape(-1, len(axes))
+            dist, _ = cKDTree(idx).query(nodes, p=np.inf, distance_upper_bound=k + 0.5)
+            return (dist <= k).reshape(shape)
         seeds = np.zeros((n + 2 * k, *(sizes[1:] + 2 * k)), dtype=np.uint8)
         seeds[(idx[:, 0] - lo_plane, *(idx[:, j] + k for j in range(1, len(axes))))] = 1
         grown = maximum_filter(seeds, size=2 * k + 1, mode="constant", cval=0)

@@ -339,7 +339,8 @@ class ViolinAttention(nn.Module):
     num_heads : int
         Number of heads ``H``.
     grid_shape : tuple of int
-        ``(gh, gw)``: the patch grid, ``N = gh * gw`` patch tokens in raster order.
+        ``(gh, gw)``: the patch grid, ``N = gh * gw`` patch tokens in raster order; positive
+        integers.
     curves : tuple of str, default=DEFAULT_CURVES
         Curves of the mask (non-empty with ``mask="learned"`` or ``"fixed"``).
     mask : {"learned", "fixed", "ones"} or None, default="learned"
@@ -357,6 +358,8 @@ class ViolinAttention(nn.Module):
         rows and columns of the mask are 1.
     qkv_bias : bool, default=True
         Bias of the ``qkv`` projection.
+    proj_bias : bool, default=True
+        Bias of the output projection ``proj``.
 
     Attributes
     ----------
@@ -370,6 +373,12 @@ class ViolinAttention(nn.Module):
         ``s`` (``None`` when ``mask=None``).
     distances : torch.Tensor of shape (n_curves, N, N)
         Buffer ``E``.
+
+    Raises
+    ------
+    ValueError
+        If ``dim`` is not divisible by ``num_heads``, ``grid_shape`` is not a pair of positive
+        integers, or ``mask``, ``curves`` or ``scale_init`` is invalid.
 
     References
     ----------
@@ -389,10 +398,10 @@ class ViolinAttention(nn.Module):
 
     def __init__(self, dim, num_heads, grid_shape, *, curves=DEFAULT_CURVES, mask="learned",
                  decay_init=(5.0, 9.0), scale_init="normal", scale_init_std=0.5,
-                 cls_token=False, qkv_bias=True):
+                 cls_token=False, qkv_bias=True, proj_bias=True):
         super().__init__()
         _check_module_args(dim, num_heads, mask, curves, scale_init)
-        gh, gw = (int(v) for v in grid_shape)
+        gh, gw = _as_pair(grid_shape, "grid_shape", scalar=False)
         self.dim, self.num_heads = int(dim), int(num_heads)
         self.head_dim = self.dim // self.num_heads
         self.grid_shape = (gh, gw)
@@ -400,7 +409,7 @@ class ViolinAttention(nn.Module):
         self.curves = _check_curves(curves) if mask in ("learned", "fixed") else ()
         self.n_prefix = int(cls_token)
         self.qkv = nn.Linear(self.dim, 3 * self.dim, bias=qkv_bias)
-        self.proj = nn.Linear(self.dim, self.dim)
+        self.proj = nn.Linear(self.dim, self.dim, bias=proj_bias)
         self.register_buffer("distances", torch.as_tensor(
             _distance_tensor(gh, gw, self.curves), dtype=torch.get_default_dtype()))
         lo, hi = (float(v) for v in decay_init)
@@ -434,7 +443,7 @@ class ViolinAttention(nn.Module):
             ``(gh, gw)`` patch grid.
         **kwargs
             Other arguments of :class:`ViolinAttention` (``cls_token``, ``mask``,
-            ``scale_init``, ...); ``qkv_bias`` follows ``attention``.
+            ``scale_init``, ...); ``qkv_bias`` and ``proj_bias`` follow ``attention``.
 
         Returns
         -------
@@ -444,15 +453,20 @@ class ViolinAttention(nn.Module):
         Raises
         ------
         ValueError
-            If ``attention`` lacks ``qkv``, ``proj`` or ``num_heads``.
+            If ``attention`` lacks ``qkv``, ``proj`` or ``num_heads``, its width is not
+            divisible by its ``num_heads``, or ``grid_shape`` is not a pair of positive
+            integers.
         """
         missing = [n for n in ("qkv", "proj", "num_heads") if not hasattr(attention, n)]
         if missing:
             raise ValueError(f"attention must have qkv, proj and num_heads (timm's layout); "
                              f"{type(attention).__name__} lacks {missing}.")
-        dim = attention.qkv.in_features
-        layer = cls(dim, int(attention.num_heads), grid_shape,
-                    qkv_bias=attention.qkv.bias is not None, **kwargs)
+        dim, num_heads = attention.qkv.in_features, int(attention.num_heads)
+        if num_heads < 1 or dim % num_heads:
+            raise ValueError(f"attention.qkv.in_features={dim} must be divisible by "
+                             f"attention.num_heads={num_heads}.")
+        layer = cls(dim, num_heads, grid_shape, qkv_bias=attention.qkv.bias is not None,
+                    proj_bias=attention.proj.bias is not None, **kwargs)
         ref = attention.qkv.weight
         layer = layer.to(device=ref.device, dtype=ref.dtype)
         with torch.no_grad():
@@ -460,7 +474,8 @@ class ViolinAttention(nn.Module):
             if attention.qkv.bias is not None:
                 layer.qkv.bias.copy_(attention.qkv.bias)
             layer.proj.weight.copy_(attention.proj.weight)
-            layer.proj.bias.copy_(attention.proj.bias)
+            if attention.proj.bias is not None:
+                layer.proj.bias.copy_(attention.proj.bias)
         return layer
 
     def mask_matrix(self):
@@ -529,8 +544,11 @@ class ViolinAttention(nn.Module):
 
 
 def _check_module_args(dim, num_heads, mask, curves, scale_init):
+    for name, value in (("dim", dim), ("num_heads", num_heads)):
+        if not isinstance(value, Integral | np.integer) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be a positive integer; got {value!r}.")
     if dim % num_heads:
-        raise ValueError(f"embed_dim={dim} must be divisible by num_heads={num_heads}.")
+        raise ValueError(f"dim={dim} must be divisible by num_heads={num_heads}.")
     if mask not in (*_MASKS, None):
         raise ValueError(f"mask must be one of {list(_MASKS)} or None; got {mask!r}.")
     if mask in ("learned", "fixed") and len(_check_curves(curves)) == 0:
@@ -643,19 +661,52 @@ def _extra_parameters(depth, num_heads, n_curves, mask):
 # ---------------------------------------------------------------------------------------------
 # estimator
 # ---------------------------------------------------------------------------------------------
-def _as_pair(value, name):
-    if isinstance(value, Integral | np.integer) and not isinstance(value, bool):
-        pair = (int(value), int(value))
-    else:
-        try:
-            pair = tuple(int(v) for v in value)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{name} must be an int or a pair of ints; got {value!r}.") from exc
-        if len(pair) != 2 or any(int(v) != v for v in value):
-            raise ValueError(f"{name} must be an int or a pair of ints; got {value!r}.")
-    if min(pair) < 1:
-        raise ValueError(f"{name} must be >= 1; got {value!r}.")
-    return pair
+def _is_positive_integer(value):
+    """True for an integer >= 1 (an integral float such as 2.0 included; bools excluded)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, Real):
+        return False
+    return math.isfinite(value) and value >= 1 and int(value) == value
+
+
+def _as_pair(value, name, *, lengths=(2,), expected=None, scalar=True):
+    """``value`` as a tuple of positive ints: the one check of every shape argument.
+
+    ``patch_size`` (a scalar ``k`` means ``(k, k)``), ``image_shape`` (``lengths=(2, 3)``) and
+    ``grid_shape`` (``scalar=False``) go through it; anything else (a non-integer such as
+    ``2.5``, a value below 1, the wrong length, not a sequence) raises a ValueError naming
+    ``name``, what was expected and what arrived.
+    """
+    if expected is None:
+        expected = ("a positive integer or a pair of positive integers (h, w)" if scalar
+                    else "a pair of positive integers (h, w)")
+    if scalar and _is_positive_integer(value):
+        return (int(value), int(value))
+    try:
+        items = tuple(value)
+    except TypeError:
+        items = None
+    if (items is None or len(items) not in lengths
+            or not all(_is_positive_integer(v) for v in items)):
+        raise ValueError(f"{name} must be {expected}; got {value!r}.")
+    return tuple(int(v) for v in items)
+
+
+def _pixel_statistics(X, sample_weight):
+    """Weighted mean and standard deviation of all pixels, without overflow for finite X.
+
+    ``X`` is divided by the power of two ``m`` just below ``max |X|`` (exact for normal
+    floats, so ordinary inputs give bit for bit the unscaled result), the statistics are
+    computed on ``X / m`` (values in (-2, 2)) and multiplied back by ``m``. The scale is 1 for
+    constant pixels.
+    """
+    _, exponent = np.frexp(np.max(np.abs(X)) if X.size else 0.0)
+    m = float(np.ldexp(1.0, int(exponent) - 1))
+    Xm = X / m
+    wsum = sample_weight.sum()
+    mean = float((sample_weight @ Xm.mean(axis=1)) / wsum)
+    var = float((sample_weight @ ((Xm - mean) ** 2).mean(axis=1)) / wsum)
+    scale = math.sqrt(var) * m if var > 0 else 1.0
+    return mean * m, scale if math.isfinite(scale) and scale > 0 else 1.0
 
 
 def _resolve_image_shape(image_shape, n_features):
@@ -669,14 +720,8 @@ def _resolve_image_shape(image_shape, n_features):
             f"each sample is read as a 1 x {n_features} strip of pixels. Pass the image shape, "
             f"e.g. image_shape=(32, 32, 3) for 32 x 32 RGB images.", UserWarning, stacklevel=3)
         return (1, n_features, 1)
-    try:
-        shape = tuple(int(v) for v in image_shape)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"image_shape must be (h, w) or (h, w, ch); got {image_shape!r}.") \
-            from exc
-    if len(shape) not in (2, 3) or min(shape) < 1:
-        raise ValueError(f"image_shape must be (h, w) or (h, w, ch) of positive ints; got "
-                         f"{image_shape!r}.")
+    shape = _as_pair(image_shape, "image_shape", lengths=(2, 3), scalar=False,
+                     expected="(h, w) or (h, w, ch) of positive integers")
     if len(shape) == 2:
         shape = (*shape, 1)
     if math.prod(shape) != n_features:
@@ -784,7 +829,9 @@ default="adamw"
     net_ : skorch.NeuralNet
         The trained net (``net_.module_`` is the torch module).
     n_iter_ : int
-        Number of epochs run.
+        Number of epochs run (with a finite loss: when the training loss becomes NaN or
+        infinite, training stops with a ``ConvergenceWarning`` and the parameters of the last
+        finite epoch are restored).
 
     See Also
     --------
@@ -891,6 +938,8 @@ default="adamw"
     def _build_criterion(self):
         return nn.CrossEntropyLoss(reduction="none")
 
+    _stop_on_nonfinite_loss = True
+
     def _build_callbacks(self):
         # mini-batches by one index into whole tensors, not sample by sample
         return [("whole_batches", _UseWholeBatches())]
@@ -949,7 +998,8 @@ default="adamw"
         Raises
         ------
         ValueError
-            If ``image_shape`` does not match the number of features, ``patch_size`` does not
+            If ``image_shape`` or ``patch_size`` does not hold positive integers,
+            ``image_shape`` does not match the number of features, ``patch_size`` does not
             divide the image, ``embed_dim`` is not divisible by ``num_heads``, ``curves`` is
             empty (or holds an unknown name) with a curve mask, ``X`` holds NaN or inf, or
             ``y`` holds a single class.
@@ -971,11 +1021,7 @@ default="adamw"
         used = curves if self.mask in ("learned", "fixed") else ()
         self.curve_positions_ = (np.stack([curve_positions(gh, gw, k) for k in used]) if used
                                  else np.zeros((0, self.n_tokens_), dtype=np.int64))
-        wsum = sw.sum()
-        mean = float((sw @ X.mean(axis=1)) / wsum)
-        var = float((sw @ ((X - mean) ** 2).mean(axis=1)) / wsum)
-        self.pixel_mean_ = mean
-        self.pixel_scale_ = math.sqrt(var) if var > 0 else 1.0
+        self.pixel_mean_, self.pixel_scale_ = _pixel_statistics(X, sw)
         codes = encoder.transform(y).astype(np.int64)
         try:
             self._fit_net(self._standardise(X), codes, sw, n_outputs=len(self.classes_))
@@ -999,7 +1045,14 @@ default="adamw"
         self.n_extra_parameters_ = _extra_parameters(self.depth, self.num_heads, C, self.mask)
 
     def _standardise(self, X):
-        return (X - self.pixel_mean_) / self.pixel_scale_
+        with np.errstate(over="ignore"):
+            Z = (X - self.pixel_mean_) / self.pixel_scale_
+        if not np.isfinite(Z).all():
+            # X - mean overflowed (both near the largest float, opposite signs): halve first
+            # (exact for normal floats), so every finite standardised value comes out finite
+            with np.errstate(over="ignore"):
+                Z = (0.5 * X - 0.5 * self.pixel_mean_) / (0.5 * self.pixel_scale_)
+        return Z
 
     def _validated(self, X):
         check_is_fitted(self)

@@ -99,6 +99,11 @@ def test_read_point_cloud_xyz_and_ply(tmp_path):
         read_point_cloud(tmp_path / "c.pcd")
     with pytest.raises(FileNotFoundError, match="no point-cloud file"):
         read_point_cloud(tmp_path / "missing.ply")
+    (tmp_path / "empty.xyz").write_text("")
+    (tmp_path / "broken.ply").write_text("ply\nformat ascii 1.0\nelement vertex 3\n")
+    for name in ("empty.xyz", "broken.ply"):
+        with pytest.raises(ValueError, match=rf"{name.replace('.', '[.]')}"):
+            read_point_cloud(tmp_path / name)
 
 
 def test_missing_trimesh_names_the_extra(tmp_path, monkeypatch, mesh_fit):

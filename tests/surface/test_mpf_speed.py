@@ -111,6 +111,27 @@ def test_point_trimmed_extraction_evaluates_only_near_nodes_and_keeps_every_face
         np.testing.assert_array_equal(a, b)
 
 
+def test_point_trimmed_extraction_in_a_small_box_stays_within_the_grid(monkeypatch):
+    """A box a few point spacings wide makes the trimming reach many cells: the near nodes
+    then come from a distance query (memory of the grid, not of the reach cubed) and the
+    mesh is still the full grid's, face for face."""
+    from sklearn_icml26.surface import _mpf
+
+    H, _ = make_thin_shell("open_hemisphere", 400, random_state=0)
+    est = MPFSurface(**SMALL).fit(H)
+    c = H[2]  # a point where this short fit's zero set passes
+    cases = [(16, np.stack([c - 5e-4, c + 5e-4])), (24, np.stack([c - 0.1, c + 0.1]))]
+    band = [est.extract_mesh(res, bounds=box, trim="points") for res, box in cases]
+    full_nodes = lambda self, axes, step, first, n: np.ones(  # noqa: E731
+        (n, len(axes[1]), len(axes[2])), dtype=bool)
+    monkeypatch.setattr(_mpf.MPFSurface, "_near_nodes", full_nodes)
+    assert len(band[1][1]) > 100
+    for (res, box), (V, F) in zip(cases, band, strict=True):
+        V0, F0 = est.extract_mesh(res, bounds=box, trim="points")
+        np.testing.assert_array_equal(V, V0)
+        np.testing.assert_array_equal(F, F0)
+
+
 def test_off_surface_pools_pair_points_with_their_distances_and_refresh_on_schedule():
     """Each drawn point carries its own d_X; the pools change exactly every refresh_every
     steps; near points follow the two noise scales, free points fill the box."""

@@ -2,6 +2,7 @@
 
 import math
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -480,3 +481,117 @@ def test_bad_data_names_the_argument():
     with pytest.raises(ValueError, match="X has 63 features"):
         clf.predict(X[:, :63])
     assert math.isfinite(clf.pixel_scale_)
+
+
+# -- argument checks and numerics found by a user test -----------------------------------------
+def test_from_attention_follows_a_source_without_proj_bias():
+    class A(nn.Module):
+        num_heads = 2
+
+        def __init__(self):
+            super().__init__()
+            self.qkv = nn.Linear(8, 24)
+            self.proj = nn.Linear(8, 8, bias=False)
+
+    assert ViolinAttention.from_attention(A(), (2, 2)).proj.bias is None
+    torch.manual_seed(0)
+    old = _TimmLikeAttention(16, 2).double()
+    old.proj = nn.Linear(16, 16, bias=False).double()
+    new = ViolinAttention.from_attention(old, (3, 3), cls_token=True, mask="ones",
+                                         scale_init="ones")
+    assert new.proj.bias is None and new.qkv.bias is not None
+    x = torch.randn(2, 10, 16, dtype=torch.float64)
+    np.testing.assert_allclose(new(x).detach(), old(x).detach(), atol=1e-10)
+    assert ViolinAttention(8, 2, (2, 2), proj_bias=False).proj.bias is None
+
+
+@pytest.mark.parametrize("grid_shape", [(2.5, 4), (0, 4), (2, 2, 2), (2, -1), 4, "ab",
+                                        (2, True), (2, np.nan)])
+def test_attention_grid_shape_must_be_a_pair_of_positive_integers(grid_shape):
+    msg = (r"grid_shape must be a pair of positive integers \(h, w\); got "
+           + re.escape(repr(grid_shape)) + r"\.")
+    with pytest.raises(ValueError, match=msg):
+        ViolinAttention(8, 2, grid_shape, mask="ones")
+    with pytest.raises(ValueError, match=msg):
+        ViolinAttention.from_attention(_TimmLikeAttention(8, 2), grid_shape)
+    assert ViolinAttention(8, 2, (np.int64(2), 4.0)).grid_shape == (2, 4)
+
+
+@pytest.mark.parametrize("image_shape", [(8.5, 8), (8, 8, 0.5), (8, 0, 1), (8, np.inf)])
+def test_image_shape_must_hold_positive_integers(image_shape):
+    X, y = make_bar_images(20, random_state=0)
+    msg = (r"image_shape must be \(h, w\) or \(h, w, ch\) of positive integers; got "
+           + re.escape(repr(image_shape)) + r"\.")
+    with pytest.raises(ValueError, match=msg):
+        ViolinViTClassifier(image_shape=image_shape, **TINY).fit(X, y)
+    assert ViolinViTClassifier(image_shape=(8, 8.0), **TINY).fit(X, y).image_shape_ == (8, 8, 1)
+    with pytest.raises(ValueError, match=r"patch_size must be .*; got \(2\.5, 2\)\."):
+        ViolinViTClassifier(patch_size=(2.5, 2), **TINY).fit(X, y)
+
+
+def test_attention_errors_name_its_own_arguments():
+    with pytest.raises(ValueError, match=r"^dim=10 must be divisible by num_heads=3\.$"):
+        ViolinAttention(10, 3, (2, 2))
+    with pytest.raises(ValueError, match=r"^num_heads must be a positive integer; got 0\.$"):
+        ViolinAttention(8, 0, (2, 2))
+    with pytest.raises(ValueError, match=r"attention\.qkv\.in_features=10 must be divisible by "
+                                         r"attention\.num_heads=3\."):
+        ViolinAttention.from_attention(_TimmLikeAttention(10, 3), (2, 2))
+
+
+def test_huge_pixel_values_are_standardised_without_overflow(bars):
+    X, y = bars
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        ref = ViolinViTClassifier(**TINY).fit(X, y)
+        big = ViolinViTClassifier(**TINY).fit(X * 1e300, y)
+        np.testing.assert_allclose(big._validated(X * 1e300), ref._validated(X), rtol=1e-12,
+                                   atol=1e-12)
+        np.testing.assert_array_equal(big.predict(X * 1e300), ref.predict(X))
+    assert math.isfinite(big.pixel_scale_) and big.pixel_scale_ > 0
+    assert big.pixel_scale_ == pytest.approx(ref.pixel_scale_ * 1e300, rel=1e-12)
+    assert big.pixel_mean_ == pytest.approx(ref.pixel_mean_ * 1e300, rel=1e-12)
+    # near the largest float, X - mean overflows unless computed in halves
+    top = np.finfo(np.float64).max
+    extreme = np.where(np.arange(len(X))[:, None] % 4 == 0, -0.9 * top, 0.9 * top) * np.ones(
+        (1, X.shape[1]))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf = ViolinViTClassifier(**TINY).fit(extreme, y)
+        Z = clf._validated(extreme)
+    # (sklearn's finiteness check of X may warn about its own sum; nothing may overflow here)
+    assert not [w for w in caught if "overflow" in str(w.message)]
+    assert math.isfinite(clf.pixel_scale_) and clf.pixel_scale_ > 0
+    assert np.isfinite(Z).all() and np.ptp(Z) > 1
+
+
+def test_default_model_parameter_counts_quoted_in_the_user_guide():
+    X, y = load_digits(n_class=2, return_X_y=True)
+    learned = ViolinViTClassifier(max_epochs=1, random_state=0).fit(X[:20], y[:20])
+    plain = ViolinViTClassifier(mask=None, max_epochs=1, random_state=0).fit(X[:20], y[:20])
+    assert (learned.n_parameters(), plain.n_parameters()) == (19_402, 19_330)
+    assert learned.n_extra_parameters_ == 72
+
+
+def test_diverging_training_warns_and_keeps_the_last_finite_parameters():
+    """A loss that becomes NaN stops training with a ConvergenceWarning; the restored
+    parameters are those of the last finite epoch, so probabilities stay finite."""
+    from sklearn.datasets import load_digits
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:100], y[:100]
+    kw = dict(embed_dim=8, depth=1, num_heads=2, random_state=0, optimizer="sgd", lr=1e6)
+    with pytest.warns(ConvergenceWarning, match="non-finite in epoch"):
+        clf = ViolinViTClassifier(max_epochs=3, **kw).fit(X, y)
+    proba = clf.predict_proba(X[:5])
+    assert np.all(np.isfinite(proba))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert all(np.all(np.isfinite(p.detach().numpy())) for p in clf.net_.module_.parameters())
+    # the restored parameters are the ones the last finite epoch ended with
+    if clf.n_iter_ > 0:
+        ref = ViolinViTClassifier(max_epochs=clf.n_iter_, **kw).fit(X, y)
+        np.testing.assert_array_equal(ref.predict_proba(X[:5]), proba)
+    else:  # diverged in the first epoch: the initial parameters
+        ref = ViolinViTClassifier(max_epochs=1, **{**kw, "lr": 1e-30}).fit(X, y)
+        np.testing.assert_allclose(ref.predict_proba(X[:5]), proba)
