@@ -814,8 +814,15 @@ class _MPFTraining(Callback):
             if (group.get("foreach", False) is None and not group.get("fused")
                     and isinstance(net.optimizer_, (torch.optim.Adam, torch.optim.AdamW))):
                 group["foreach"] = True
+        # the initial parameters: what a divergence at the first step falls back to (the
+        # warm start itself can blow up at a large lr, to finite but useless values)
+        initial = {k: v.detach().clone() for k, v in module.state_dict().items()}
+        self.warm_failed_ = None
         if self.warm_start_iter > 0:
-            self._warm_start(module, crit)
+            first, last = self._warm_start(module, crit)
+            if not last <= first:  # diverged (or NaN): a warm start that does not help
+                module.load_state_dict(initial)
+                self.warm_failed_ = (first, last)
         module.pools = None
         if self.pool_data is not None:
             points, sigma, n_off = self.pool_data
@@ -828,11 +835,16 @@ class _MPFTraining(Callback):
                 crit.distance_async if crit.query_threads else None)
         # compiled steps need the pools' fixed sample counts
         module.compiled_step = self.compiled_step if module.pools is not None else None
-        # the last finite parameters, refreshed in place after every step
+        # snapshot_: the parameters the next step's loss is computed with; validated_: the
+        # last ones whose loss was finite (refreshed in place after every step). A step whose
+        # loss is not finite condemns snapshot_ and restores validated_.
         self.live_ = list(module.state_dict(keep_vars=True).items())
         self.snapshot_ = {k: v.detach().clone() for k, v in self.live_}
+        self.validated_ = {k: initial[k] for k in self.snapshot_}
         self.snapshot_list_ = list(self.snapshot_.values())
+        self.validated_list_ = list(self.validated_.values())
         self.live_list_ = [v.detach() for _, v in self.live_]
+        self.kept_step_ = None
 
     def on_train_end(self, net, X=None, y=None, **kwargs):
         self.cleanup(net.module_)
@@ -870,6 +882,7 @@ class _MPFTraining(Callback):
                 * 2 - 1) * module.box_half
         pool_d = crit._distance_to_points(pool) if need_r else None
         self.warm_queried_ = size if need_r else 0
+        losses = []
         for _ in range(self.warm_start_iter):
             pick = torch.randperm(size, device=device)[: self.warm_batch]
             x = pool[pick]
@@ -882,6 +895,11 @@ class _MPFTraining(Callback):
             opt.zero_grad()
             loss.backward()
             opt.step()
+            losses.append(loss.detach())
+        # mean loss of the first and the last tenth of the steps (one transfer)
+        k = max(1, len(losses) // 10)
+        first, last = torch.stack(losses[:k]).mean(), torch.stack(losses[-k:]).mean()
+        return float(first), float(last)
 
     def on_batch_begin(self, net, batch=None, training=False, **kwargs):
         if not training:
@@ -911,9 +929,13 @@ class _MPFTraining(Callback):
         params_finite = bool(torch.isfinite(torch.cat([v.reshape(-1)
                                                        for v in self.live_list_])).all())
         if not crit.last_finite or not params_finite:
-            module.load_state_dict(self.snapshot_)
+            # a finite loss stepping to non-finite parameters keeps the ones it came from
+            keep = self.snapshot_ if crit.last_finite else self.validated_
+            module.load_state_dict(keep)
+            self.kept_step_ = self.step_ - (1 if crit.last_finite else 2)
             self.stopped_ = True
             raise KeyboardInterrupt  # skorch ends the fit loop cleanly
+        torch._foreach_copy_(self.validated_list_, self.snapshot_list_)
         torch._foreach_copy_(self.snapshot_list_, self.live_list_)
         self.batch_terms_.append([crit.last_terms.get(k, 0.0) for k in _TERMS])
 
@@ -1402,17 +1424,37 @@ default="adam"
         # in (float32 matrix products round differently with the batch size, up to 1.8e-7)
         self._module64 = _float64_copy(self.module_, self.device)
         self._tree = tree
-        self.n_iter_ = int(callback.step_) - int(callback.stopped_)
+        self.n_iter_ = (int(callback.step_) if not callback.stopped_
+                        else max(int(callback.kept_step_), 0))
         step = callback.compiled_step
         self.compiled_ = bool(step is not None and step.calls > 0 and not step.failed)
         hist = self.net_.history
         self.loss_curve_ = np.array(
             [[row.get(f"train_{key}", 0.0) for key in _TERMS] for row in hist
              if "train_zero" in row], dtype=np.float64).reshape(-1, len(_TERMS))
+        if callback.warm_failed_ is not None:
+            warnings.warn("MPFSurface: the warm start raised its own loss (mean of its first "
+                          f"and last tenth of steps {callback.warm_failed_[0]:.3g} -> "
+                          f"{callback.warm_failed_[1]:.3g}); its parameters were discarded "
+                          "and training started from the initial ones. Lower lr.",
+                          ConvergenceWarning, stacklevel=3)
+        # the first step's loss (at the starting parameters) against the last epoch's mean
+        first = hist[0]["batches"][0].get("train_loss") if len(hist) and hist[0][
+            "batches"] else None
+        last = hist[-1].get("train_loss") if len(hist) else None
+        if not callback.stopped_ and first is not None and last is not None and not (
+                last <= 100.0 * first):  # a hundredfold rise: diverged, not noise
+            warnings.warn(f"MPFSurface: the training loss rose over the fit (first step "
+                          f"{first:.3g}, last epoch {last:.3g}); the field has probably "
+                          "diverged. Lower lr.", ConvergenceWarning, stacklevel=3)
         if callback.stopped_:
+            kept = (f"those after step {self.n_iter_}" if callback.kept_step_ > 0 else
+                    "those after the warm start" if callback.kept_step_ == 0
+                    and callback.warm_failed_ is None else "the initial ones")
             warnings.warn(f"MPFSurface: the loss became non-finite at step {callback.step_}; "
-                          "training stopped and the last finite parameters were restored. "
-                          "Lower lr or the loss weights.", ConvergenceWarning, stacklevel=3)
+                          "training stopped and the last parameters whose loss was finite "
+                          f"({kept}) were restored. Lower lr or the loss weights.",
+                          ConvergenceWarning, stacklevel=3)
 
         self.bounds_ = np.stack([self.center_ - box_half / self.scale_,
                                  self.center_ + box_half / self.scale_])

@@ -628,3 +628,24 @@ def test_power_of_two_rescaled_input_gives_rescaled_fields_and_mesh(log2_scale, 
     V2, F2 = big.extract_mesh(24)
     np.testing.assert_array_equal(F2, F1)
     np.testing.assert_allclose(V2, s * V1, rtol=1e-12, atol=0)
+
+
+def test_a_warm_start_blown_up_by_a_huge_lr_is_not_kept():
+    """lr=1e4 blows the warm start up to finite but useless parameters (its own loss
+    rises): they are discarded, and when the first step diverges too the initial
+    parameters are what the fit keeps."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, _ = make_thin_shell("open_arc", 200, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = MPFSurface(**{**TINY, "max_epochs": 3}, lr=1e4).fit(X)
+    messages = [str(w.message) for w in caught if w.category is ConvergenceWarning]
+    assert any("warm start raised its own loss" in m for m in messages)
+    assert np.all(np.isfinite(est.transform(X)))
+    # training from the initial parameters at this lr diverges too, and says so
+    assert any("(the initial ones) were restored" in m or "loss rose over the fit" in m
+               for m in messages)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)  # a sane lr warns of nothing
+        MPFSurface(**{**TINY, "max_epochs": 3}).fit(X)
