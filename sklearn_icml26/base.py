@@ -166,7 +166,7 @@ class _NonFiniteLossGuard(Callback):
     """
 
     def on_train_begin(self, net, **kwargs):
-        self.stopped_epoch_, self.good_epoch_ = None, 0
+        self.stopped_epoch_, self.good_epoch_, self.first_loss_ = None, 0, None
         self._good, self._pending, self._first = self._finite_state(net), None, True
 
     @staticmethod
@@ -191,6 +191,8 @@ class _NonFiniteLossGuard(Callback):
             return
         if not bool(torch.isfinite(loss).all()):
             self._stop(net)
+        if self.first_loss_ is None:  # the loss at the starting parameters
+            self.first_loss_ = float(loss.detach().mean())
         if self._first and self._pending is not None:  # the last epoch's state evaluates
             self._good, self.good_epoch_ = self._pending, len(net.history) - 1
         self._pending, self._first, self._batch = None, False, batch
@@ -467,6 +469,17 @@ class TorchEstimatorMixin:
                           f"epoch {guard.stopped_epoch_}; training stopped and the last "
                           f"parameters that gave a finite loss ({kept}) were restored. Lower "
                           "lr or check the input scaling.", ConvergenceWarning, stacklevel=3)
+        elif guard is not None and guard.first_loss_ is not None and len(net.history):
+            last = net.history[-1].get("train_loss")
+            if last is not None and not last <= 100.0 * abs(guard.first_loss_):
+                import warnings
+
+                from sklearn.exceptions import ConvergenceWarning
+
+                warnings.warn(f"{type(self).__name__}: the training loss rose a hundredfold "
+                              f"or more over the fit (first step {guard.first_loss_:.3g}, "
+                              f"last epoch {last:.3g}); the model has probably diverged. "
+                              "Lower lr.", ConvergenceWarning, stacklevel=3)
         return net
 
     def _forward_numpy(self, X, module=None, chunk_size=8192):

@@ -595,3 +595,21 @@ def test_diverging_training_warns_and_keeps_the_last_finite_parameters():
     else:  # diverged in the first epoch: the initial parameters
         ref = ViolinViTClassifier(max_epochs=1, **{**kw, "lr": 1e-30}).fit(X, y)
         np.testing.assert_allclose(ref.predict_proba(X[:5]), proba)
+
+
+def test_a_finite_but_exploding_loss_warns():
+    """A loss that stays finite but rises a hundredfold (SGD at lr 1e3) warns once."""
+    from sklearn.datasets import load_digits
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = load_digits(return_X_y=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ViolinViTClassifier(embed_dim=8, depth=1, num_heads=2, max_epochs=2, random_state=0,
+                            optimizer="sgd", lr=1e3).fit(X[:100], y[:100])
+    messages = [str(w.message) for w in caught if w.category is ConvergenceWarning]
+    assert any("rose a hundredfold" in m or "non-finite" in m for m in messages), messages
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)  # a sane fit warns of nothing
+        ViolinViTClassifier(embed_dim=8, depth=1, num_heads=2, max_epochs=2,
+                            random_state=0).fit(X[:100], y[:100])
