@@ -236,6 +236,8 @@ class AdamO(Optimizer):
         correction of the constrained blocks."""
         beta1, beta2 = group["betas"]
         lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
+        if isinstance(lr, torch.Tensor):  # accepted like torch's Adam; read its value
+            lr = float(lr)
         kappa = group["kappa"]
         ortho = group.get("orthogonalize", "auto")
         params, grads, exp_avgs, exp_avg_sqs, steps = [], [], [], [], []

@@ -366,9 +366,11 @@ default="adam"
             std = float(np.std(y))
             self._y_offset, self._y_scale = float(np.mean(y)), (std if std > 0 else 1.0)
             self.q_bound_ = y_abs
-        bound_int = max(float(np.max(np.abs((y - self._y_offset) / self._y_scale)))
-                        / ((1 - self.gamma) if self.td_mode_ else 1.0), 1.0)
-        limit = self.divergence_threshold * bound_int
+        # the documented rule, in the units of y: max |Q| > divergence_threshold * q_bound_
+        # (q_bound_ = 0, an all-zero y, falls back to the scale of y's internal units)
+        limit = self.divergence_threshold * (
+            self.q_bound_ if self.q_bound_ > 0
+            else self._y_scale / ((1 - self.gamma) if self.td_mode_ else 1.0))
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
         probe = np.sort(rng.choice(n, min(self.diagnose_points, n), replace=False))
@@ -426,8 +428,8 @@ default="adam"
                                 pt.lerp_(p, self.polyak_tau)
                         elif (step + 1) % self.hard_update_every == 0:
                             target.load_state_dict(net.state_dict())
-                q_max = float(q.detach().abs().max())
-                q_hist.append(q_max * self._y_scale)
+                q_max = float((q.detach() * self._y_scale + self._y_offset).abs().max())
+                q_hist.append(q_max)
                 loss_hist.append(float(td.detach()) * self._y_scale ** 2)
                 finite = np.isfinite(q_max) and np.isfinite(loss_hist[-1])
                 if finite and (step + 1) % _SNAPSHOT_EVERY == 0:
@@ -449,7 +451,7 @@ default="adam"
             warnings.warn(
                 f"OfflineQRegressor diverged at step {self.divergence_step_}: max|Q| = "
                 f"{q_hist[-1]:.4g} exceeds divergence_threshold * q_bound_ = "
-                f"{limit * self._y_scale:.4g} "
+                f"{limit:.4g} "
                 "(or is not finite); training stopped. A target network (target_update="
                 "'polyak') or layer_norm=True counter the collapse and still learn; a "
                 "smaller lr delays it; optimizer='adamo' with optimizer_params={'kappa': "

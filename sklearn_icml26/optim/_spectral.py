@@ -12,6 +12,8 @@ def _as_tensor(a, name, like):
                         else a, dtype=like.dtype, device=like.device)
     if t.ndim != 2:
         raise ValueError(f"{name} must be 2-D of shape (n, d); got shape {tuple(t.shape)}")
+    if not bool(torch.isfinite(t).all()):
+        raise ValueError(f"{name} holds NaN or infinite values.")
     return t
 
 
@@ -113,7 +115,9 @@ def td_spectral_radius(critic, X, X_next, *, gamma=0.99, lr=1e-3, beta1=0.9, opt
     Raises
     ------
     ValueError
-        If ``X`` and ``X_next`` are not 2-D of the same shape, if ``gamma`` is outside
+        If ``X`` and ``X_next`` are not 2-D of the same shape, hold NaN or infinite values
+        or are rows the critic cannot evaluate (e.g. another number of columns), if
+        ``gamma`` is outside
         [0, 1), ``beta1`` outside [0, 1), ``lr`` or ``loss_scale`` not positive, or
         ``max_points < 1``.
 
@@ -152,6 +156,16 @@ def td_spectral_radius(critic, X, X_next, *, gamma=0.99, lr=1e-3, beta1=0.9, opt
     if X.shape != X_next.shape:
         raise ValueError(f"X_next must have the shape of X {tuple(X.shape)}; got "
                          f"{tuple(X_next.shape)}")
+    was_training = critic.training
+    try:  # eval mode: a probe forward must not move batch-norm statistics
+        critic.eval()
+        with torch.no_grad():
+            critic(X[:1])
+    except RuntimeError as exc:  # e.g. a column count the critic does not take
+        raise ValueError(f"the critic cannot evaluate X of shape {tuple(X.shape)}: "
+                         f"{exc}") from exc
+    finally:
+        critic.train(was_training)
     n = X.shape[0]
     if n > max_points:
         idx = check_random_state(random_state).choice(n, int(max_points), replace=False)

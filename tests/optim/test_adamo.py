@@ -230,3 +230,20 @@ def test_one_step_known_answer_mixed_dtypes(tau):
                                    rtol=1e-5)
     assert "last_budget_scale" not in opt.state[b]
     assert frozen not in opt.state and torch.equal(frozen.detach(), before)
+
+
+def test_tensor_learning_rate_steps_like_the_float():
+    """lr may be a tensor (as torch's Adam allows): the same step as the float lr."""
+    torch.manual_seed(0)
+    net = torch.nn.Linear(4, 3)
+    x, target = torch.randn(8, 4), torch.randn(8, 3)
+    results = []
+    for lr in (1e-2, torch.tensor(1e-2)):
+        m = copy.deepcopy(net)
+        opt = AdamO(m.parameters(), lr=lr, kappa=1.0)
+        for _ in range(3):
+            opt.zero_grad()
+            torch.nn.functional.mse_loss(m(x), target).backward()
+            opt.step()
+        results.append(m.weight.detach().clone())
+    torch.testing.assert_close(results[0], results[1])

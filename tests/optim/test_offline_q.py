@@ -162,3 +162,20 @@ def test_adam_collapses_on_narrow_data_and_adamo_does_not():
                               optimizer_params={"kappa": 1.0, "tau": 1.0})
     _fit(adamo, d)
     assert not adamo.diverged_ and adamo.q_max_history_.max() < adamo.q_bound_
+
+
+def test_supervised_divergence_rule_and_history_are_in_the_units_of_y():
+    """Regression on y with an offset (y = s_0 + 5): max|Q| in q_max_history_ is that of
+    the predictions (about 6, not the centred ~1), and the stop rule compares it with
+    divergence_threshold * q_bound_ = 1.05 * max|y|, which a good fit never exceeds."""
+    d = make_offline_rl_dataset(n_transitions=2000, random_state=0)
+    y = d.states[:, 0] + 5.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = OfflineQRegressor(hidden_layer_sizes=(16,), n_steps=300, batch_size=64,
+                                diagnose_every=0, lr=1e-2, divergence_threshold=1.05,
+                                random_state=0).fit(d.states, y)
+    assert not est.diverged_ and est.n_iter_ == 300
+    assert est.q_bound_ == np.abs(y).max()
+    assert 4.0 < est.q_max_history_[-1] <= 1.05 * est.q_bound_
+    assert abs(est.q_max_history_[-1] - np.abs(est.predict(d.states)).max()) < 0.5

@@ -88,3 +88,7 @@ def test_bad_shapes():
         td_spectral_radius(_linear(), [[1.0], [2.0]], [[2.0]])
     with pytest.raises(ValueError, match="X must be 2-D"):
         td_spectral_radius(_linear(), [1.0], [2.0])
+    with pytest.raises(ValueError, match="X holds NaN or infinite"):
+        td_spectral_radius(_linear(), [[np.nan], [2.0]], [[2.0], [1.0]])
+    with pytest.raises(ValueError, match=r"critic cannot evaluate X of shape \(2, 3\)"):
+        td_spectral_radius(_linear(), np.ones((2, 3)), np.ones((2, 3)))
