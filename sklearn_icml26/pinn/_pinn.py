@@ -71,11 +71,22 @@ class _TermLoss(nn.Module):
         return per_point[None, :]
 
 
-def _lbfgs_factory(max_iter):
-    def make(params, lr=None, **kwargs):
+class _LBFGSFactory:
+    """``factory(params, lr=None, **kwargs)`` -> :class:`torch.optim.LBFGS` of ``max_iter``.
+
+    A module-level class rather than a closure so that a fitted estimator (whose skorch net
+    and L-BFGS switch callback keep the factory) can be pickled.
+    """
+
+    def __init__(self, max_iter):
+        self.max_iter = int(max_iter)
+        self.__name__ = "LBFGS"
+
+    def __call__(self, params, lr=None, **kwargs):
         # the adapter passes the estimator's (Adam) learning rate; L-BFGS uses a unit step
         # with a strong-Wolfe line search, as DeepXDE and the authors' code do
-        options = dict(lr=1.0, max_iter=int(max_iter), max_eval=int(math.ceil(1.25 * max_iter)),
+        max_iter = self.max_iter
+        options = dict(lr=1.0, max_iter=max_iter, max_eval=int(math.ceil(1.25 * max_iter)),
                        tolerance_grad=1e-10, tolerance_change=1e-14, history_size=50,
                        line_search_fn="strong_wolfe")
         options.update(kwargs)
@@ -84,8 +95,12 @@ def _lbfgs_factory(max_iter):
             flat.extend(p["params"] if isinstance(p, dict) else [p])
         return torch.optim.LBFGS([p for p in flat if p.requires_grad], **options)
 
-    make.__name__ = "LBFGS"
-    return make
+    def __repr__(self):
+        return f"LBFGS(max_iter={self.max_iter})"
+
+
+def _lbfgs_factory(max_iter):
+    return _LBFGSFactory(max_iter)
 
 
 class _SwitchToLBFGS(Callback):
@@ -146,6 +161,7 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     loss_weights : dict of str to float, sequence of float or None, default=None
         Weight ``w_k`` of each loss term (by name, or one per term in the order of
         ``loss_term_names_``); ``None`` weighs every term 1. Unnamed terms of a dict get 1.
+        Every weight must be finite and >= 0 (a negative weight would maximise its term).
     loss_reduction : {"mean", "sum"}, default="mean"
         Mean or sum of the squared residuals over the points of each term.
     solver : {"adam", "lbfgs", "adam+lbfgs", "lstsq"}, default="adam+lbfgs"
@@ -426,7 +442,12 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
             if unknown:
                 raise ValueError(f"loss_weights names unknown term(s) {unknown}; available: "
                                  f"{names}.")
-            return np.array([float(w.get(k, 1.0)) for k in names])
+            values = {k: float(w.get(k, 1.0)) for k in names}
+            bad = {k: v for k, v in values.items() if not (np.isfinite(v) and v >= 0)}
+            if bad:
+                got = ", ".join(f"loss_weights[{k!r}] = {v}" for k, v in bad.items())
+                raise ValueError(f"loss_weights must be finite and >= 0; got {got}.")
+            return np.array([values[k] for k in names])
         w = np.asarray(w, dtype=np.float64).ravel()
         if w.shape != (len(names),):
             raise ValueError(f"loss_weights must have one weight per loss term {names}; got "
@@ -461,9 +482,16 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
             If ``X`` contains NaN or infinity or points outside ``problem.bounds``, its
             column count differs from ``problem.bounds``, no training point lies on a
             condition, ``problem.residual`` returns the wrong shape, ``y`` has the wrong
-            shape or (``problem=None``) NaN, ``solver="lstsq"`` is used with
+            shape or (``problem=None``) NaN, a loss weight is negative or not finite (or a
+            dict names an unknown term), ``solver="lstsq"`` is used with
             ``train_hidden=True`` or a nonlinear problem, or the solver's stage has 0
             iterations.
+
+        Warns
+        -----
+        ConvergenceWarning
+            If the last recorded training objective is not finite, or is 100 times the
+            first or more (a diverged fit: lower ``lr``).
         """
         if self.solver == "lstsq" and (self.train_hidden or not (
                 self.problem is None or self.problem.linear)):
@@ -569,6 +597,17 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
             warnings.warn(f"PINNRegressor: the training objective is not finite "
                           f"({self.loss_history_[-1]}); lower lr or check the problem.",
                           ConvergenceWarning, stacklevel=3)
+        elif self.loss_history_.size and not (
+                self.loss_history_[-1] <= 100.0 * abs(self.loss_history_[0])):
+            # the hundredfold rule of the package's torch adapter and of MPFSurface
+            import warnings
+
+            from sklearn.exceptions import ConvergenceWarning
+
+            warnings.warn(f"PINNRegressor: the training objective rose a hundredfold or more "
+                          f"over the fit (first {self.loss_history_[0]:.3g}, last "
+                          f"{self.loss_history_[-1]:.3g}); lower lr.", ConvergenceWarning,
+                          stacklevel=3)
 
     def _fit_lstsq(self, X, mask, target):
         self._check_device()

@@ -337,3 +337,56 @@ def test_optimizer_params_reach_adam():
     other = PINNRegressor(optimizer_params={"betas": (0.5, 0.9)}, **kw).fit(X, y)
     np.testing.assert_array_equal(same.predict(X), default.predict(X))
     assert not np.allclose(other.predict(X), default.predict(X))
+
+
+# -- regressions -------------------------------------------------------------------------------
+_REPRO_KW = dict(hidden_layer_sizes=(6,), n_iter_adam=20, n_iter_lbfgs=5, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def heat_small():
+    problem = heat_1d()
+    return problem, make_pde_collocation(problem, 60, 10, 10, random_state=0)
+
+
+@pytest.mark.parametrize("solver", ["adam", "lbfgs", "adam+lbfgs", "lstsq"])
+def test_fitted_pinn_pickles_for_every_solver(heat_small, solver):
+    # the L-BFGS optimizer factory was a closure: pickling a fitted default PINN raised
+    # "Can't pickle local object '_lbfgs_factory.<locals>.make'"
+    problem, X = heat_small
+    extra = dict(train_hidden=False) if solver == "lstsq" else {}
+    pinn = PINNRegressor(problem, solver=solver, **_REPRO_KW, **extra).fit(X)
+    restored = pickle.loads(pickle.dumps(pinn))
+    np.testing.assert_array_equal(restored.predict(X), pinn.predict(X))
+    np.testing.assert_array_equal(restored.loss_history_, pinn.loss_history_)
+    if solver != "lstsq":
+        lbfgs = isinstance(restored.net_.optimizer_, torch.optim.LBFGS)
+        assert lbfgs == (solver != "adam")
+
+
+def test_finite_divergence_warns(heat_small):
+    from sklearn.exceptions import ConvergenceWarning
+
+    problem, X = heat_small
+    with pytest.warns(ConvergenceWarning, match="rose a hundredfold or more over the fit"):
+        diverged = PINNRegressor(problem, lr=1e10, solver="adam", **_REPRO_KW).fit(X)
+    # the loss is finite but has exploded (1.9e1 -> 4e20); the solution is bounded by 1
+    assert np.isfinite(diverged.loss_history_[-1])
+    assert diverged.loss_history_[-1] > 1e10 * diverged.loss_history_[0]
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        PINNRegressor(problem, **_REPRO_KW).fit(X)
+        PINNRegressor(problem, solver="adam", **_REPRO_KW).fit(X)
+
+
+@pytest.mark.parametrize("weights", [{"pde": -1.0}, {"pde": float("nan")},
+                                     {"bc": float("inf")}, [-1, 1, 1]])
+def test_loss_weights_must_be_finite_and_nonnegative(heat_small, weights):
+    problem, X = heat_small
+    match = "loss_weights must be finite and >= 0"
+    if isinstance(weights, dict):
+        match += rf".*loss_weights\['{next(iter(weights))}'\]"
+    with pytest.raises(ValueError, match=match):
+        PINNRegressor(problem, loss_weights=weights, **_REPRO_KW).fit(X)
