@@ -390,3 +390,30 @@ def test_loss_weights_must_be_finite_and_nonnegative(heat_small, weights):
         match += rf".*loss_weights\['{next(iter(weights))}'\]"
     with pytest.raises(ValueError, match=match):
         PINNRegressor(problem, loss_weights=weights, **_REPRO_KW).fit(X)
+
+
+def test_optim_guide_names_only_estimators_with_an_optimizer_parameter():
+    # the guide said "in every torch-backed estimator of the package, optimizer='adamo'",
+    # but PINNRegressor has no optimizer parameter
+    import importlib
+    import re
+    from pathlib import Path
+
+    guide = Path(__file__).parents[2] / "doc" / "user_guide" / "optim.rst"
+    text = " ".join(guide.read_text().split())
+    assert "In every torch-backed estimator" not in text
+    start = text.index("that have an ``optimizer`` parameter")
+    listed = re.findall(r"``([A-Z]\w+)``", text[start : text.index("accept", start)])
+    assert len(listed) == 6
+    import sklearn_icml26
+
+    where = {"OfflineQRegressor": "optim", "MPFSurface": "surface",
+             "HolderTransformerRegressor": "approximation", "NeuroMambaImputer": "imputation",
+             "ViolinViTClassifier": "vision", "HDTreeLineage": "lineage"}
+    for name in listed:
+        cls = getattr(importlib.import_module(f"{sklearn_icml26.__name__}.{where[name]}"), name)
+        assert "optimizer" in cls._get_param_names(), name
+    assert "optimizer" not in PINNRegressor._get_param_names()
+    assert "``PINNRegressor`` has no ``optimizer`` parameter" in text
+    with pytest.raises(TypeError, match="optimizer"):
+        PINNRegressor(heat_1d(), optimizer="adamo")
