@@ -398,8 +398,38 @@ class _EarlyStopping(Callback):
             raise KeyboardInterrupt  # skorch ends training cleanly on it
 
     def on_train_end(self, net, **kwargs):
-        if self.best_state_ is not None:
+        # the adapter's non-finite loss guard may have stopped the training and restored the
+        # state after its epoch ``good_epoch_``: a best state of a later epoch (validated on
+        # the held-out samples but not by a training step) does not replace it
+        guard = dict(net.callbacks_).get("nonfinite_loss_guard")
+        last_good = (guard.good_epoch_ if guard is not None and guard.stopped_epoch_ is not None
+                     else np.inf)
+        if self.best_state_ is not None and self.best_epoch_ <= last_good:
             net.module_.load_state_dict(self.best_state_)
+
+
+def _check_numeric_target(y):
+    """Reject targets that are not numbers with a ``ValueError`` that names ``y``.
+
+    ``validate_data(..., y_numeric=True)`` converts object arrays only and lets string arrays
+    through (numpy's ``UFuncTypeError`` followed in the scaling); the failed conversion of an
+    object array names no argument.
+    """
+    values = np.asarray(y)
+    reason = None
+    if values.dtype.kind in "SU":
+        reason = "strings"
+    elif values.dtype.kind == "O":
+        try:
+            values.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            reason = str(exc)
+    if reason is not None:
+        example = values.ravel()[0] if values.size else None
+        example = example.item() if isinstance(example, np.generic) else example
+        raise ValueError(f"y must hold numeric values: HolderTransformerRegressor is a "
+                         f"regressor and expects numeric targets; got an array of dtype "
+                         f"{values.dtype} ({reason}; first value {example!r}).")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -473,7 +503,8 @@ default="adam"
         Weight decay passed to the optimizer (>= 0).
     early_stopping : bool, default=False
         Hold out ``validation_fraction`` of the samples, stop when their weighted MSE has not
-        improved for 10 epochs and keep the best parameters.
+        improved for 10 epochs and keep the best parameters (when the training loss becomes
+        non-finite: the best up to the parameters the divergence guard restores).
     validation_fraction : float, default=0.1
         Share of samples held out by ``early_stopping``, in (0, 1).
     precision : {"float32", "float64"}, default="float32"
@@ -513,7 +544,8 @@ default="adam"
     net_ : skorch.NeuralNet
         The trained net (``net_.module_`` is the torch module).
     n_iter_ : int
-        Number of epochs run.
+        Number of epochs run; when the training loss became non-finite, the number of
+        epochs up to the restored parameters (0: the initial ones).
     loss_curve_ : ndarray of shape (n_iter_,)
         Training loss (weighted MSE of the standardised target) per epoch.
     validation_loss_curve_ : ndarray of shape (n_iter_,) or None
@@ -617,6 +649,10 @@ default="adam"
     def _build_criterion(self):
         return _SquaredError()
 
+    # the adapter stops at the first non-finite training loss, restores the last parameters
+    # that still gave a finite loss and warns (lr=1e4 used to end in all-NaN predictions)
+    _stop_on_nonfinite_loss = True
+
     def _build_callbacks(self):
         callbacks = [("whole_batches", _UseWholeBatches())]
         if self._stopper is not None:
@@ -669,11 +705,24 @@ default="adam"
         ------
         ValueError
             If ``alpha`` is outside (0, 1], ``eps <= 0``, ``d_model`` is not divisible by
-            ``n_heads``, or a column of ``X`` is constant.
+            ``n_heads``, a column of ``X`` is constant or ``y`` is not numeric.
+
+        Warns
+        -----
+        ConvergenceWarning
+            When the training loss becomes non-finite (training stops and the last
+            parameters that still gave a finite loss are kept) or rises a hundredfold over
+            the fit; lower ``lr``.
         """
         self._check_hyperparameters()
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
-                             ensure_min_samples=2)
+        try:
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
+                                 ensure_min_samples=2)
+        except ValueError:
+            if y is not None:  # an object y of strings fails the conversion: name y
+                _check_numeric_target(y)
+            raise
+        _check_numeric_target(y)  # string arrays pass validate_data unconverted
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         active = sw > 0  # _check_sample_weight rejects all-zero weights
         Xa = X[active]
@@ -725,10 +774,13 @@ default="adam"
         finally:
             stopper, self._stopper = self._stopper, None
             del self._stopper
-        history = self.net_.history
+        # n_iter_ counts the epochs run, or, when the non-finite loss guard stopped the
+        # training, the epochs up to the restored parameters: the curves keep those epochs
+        history = self.net_.history[:self.n_iter_]
         self.loss_curve_ = np.array([row["train_loss"] for row in history], dtype=np.float64)
         self.validation_loss_curve_ = (
-            np.array(stopper.val_losses_, dtype=np.float64) if stopper is not None else None)
+            np.array(stopper.val_losses_[:self.n_iter_], dtype=np.float64)
+            if stopper is not None else None)
         return self
 
     def _scaled(self, X):

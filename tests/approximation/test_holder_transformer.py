@@ -420,3 +420,95 @@ def test_fused_adam_is_the_per_tensor_update():
     sgd = HolderTransformerRegressor(**params, optimizer="sgd").fit(X, y)
     assert "fused" not in sgd.net_.optimizer_.defaults or not sgd.net_.optimizer_.defaults[
         "fused"]
+
+
+# -- divergence and target validation --------------------------------------------------------
+@pytest.mark.parametrize("early_stopping", [False, True])
+def test_diverged_fit_warns_and_keeps_finite_parameters(early_stopping):
+    # lr=1e4 overflows the loss in the first epoch: the fit used to end with loss_curve_
+    # [inf nan nan nan nan] and all-NaN predictions without a warning
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = make_holder_regression(200, 2, alpha=0.5, kind="wavelet", noise=0.1, random_state=0)
+    reg = HolderTransformerRegressor(n_blocks=1, max_epochs=5, lr=1e4, random_state=0,
+                                     early_stopping=early_stopping)
+    with pytest.warns(ConvergenceWarning, match="non-finite"):
+        reg.fit(X, y)
+    assert np.all(np.isfinite(reg.predict(X)))
+    assert all(torch.isfinite(p).all() for p in reg.net_.module_.parameters())
+    assert len(reg.loss_curve_) == reg.n_iter_ < 5
+    assert np.all(np.isfinite(reg.loss_curve_))
+    if early_stopping:
+        assert len(reg.validation_loss_curve_) == reg.n_iter_
+        assert np.all(np.isfinite(reg.validation_loss_curve_))
+    else:
+        assert reg.validation_loss_curve_ is None
+
+
+def test_ordinary_fit_raises_no_convergence_warning():
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = make_holder_regression(200, 2, alpha=0.5, kind="wavelet", noise=0.1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        reg = HolderTransformerRegressor(n_blocks=1, max_epochs=5, random_state=0).fit(X, y)
+        es = HolderTransformerRegressor(n_blocks=1, max_epochs=5, early_stopping=True,
+                                        random_state=0).fit(X, y)
+    assert reg.n_iter_ == len(reg.loss_curve_) == 5
+    assert es.n_iter_ == len(es.loss_curve_) == len(es.validation_loss_curve_) == 5
+
+
+def test_non_numeric_target_is_rejected_by_name():
+    X, y = make_holder_regression(200, 2, alpha=0.5, kind="wavelet", random_state=0)
+    with pytest.raises(ValueError, match="y must hold numeric values.*<U1"):
+        HolderTransformerRegressor(**TINY).fit(X, np.array(["a", "b"] * 100))
+    with pytest.raises(ValueError, match="y must hold numeric values"):
+        HolderTransformerRegressor(**TINY).fit(X, np.array(["a", "b"] * 100, dtype=object))
+    # numbers in an object array are numeric targets
+    obj = HolderTransformerRegressor(**TINY).fit(X, y.astype(object)).predict(X[:3])
+    np.testing.assert_array_equal(obj, HolderTransformerRegressor(**TINY).fit(X, y).predict(X[:3]))
+
+
+class _PoisonAt(__import__("skorch").callbacks.Callback):
+    """Set the readout bias to NaN at the start of epoch ``epoch``; keep the end states."""
+
+    def __init__(self, epoch):
+        self.epoch, self.states = epoch, {}
+
+    def on_epoch_begin(self, net, **kwargs):
+        if len(net.history) == self.epoch:
+            with torch.no_grad():
+                net.module_.readout.bias.fill_(float("nan"))
+
+    def on_epoch_end(self, net, **kwargs):
+        self.states[len(net.history)] = {k: v.clone() for k, v in
+                                         net.module_.state_dict().items()}
+
+
+@pytest.mark.parametrize("poison_epoch, best_epoch, kept_epoch", [(4, 3, 2), (6, 3, 3)])
+def test_divergence_guard_and_early_stopping_restore_the_same_epochs(poison_epoch, best_epoch,
+                                                                     kept_epoch):
+    # at lr=0.1 the validation MSE is best after epoch 3 (1.418 0.850 0.791 30.4 0.798 ...).
+    # A NaN in epoch p makes the guard restore the state of epoch p - 2 (the end state of the
+    # epoch before the failure is not validated by a training step); early stopping's best
+    # state replaces it only when it is not later, and n_iter_ and the curves end at p - 2
+    from sklearn.exceptions import ConvergenceWarning
+
+    poison = _PoisonAt(poison_epoch)
+
+    class Poisoned(HolderTransformerRegressor):
+        def _build_callbacks(self):
+            return [*super()._build_callbacks(), ("poison", poison)]
+
+    X, y = make_holder_regression(200, 2, alpha=0.5, kind="wavelet", noise=0.1, random_state=0)
+    reg = Poisoned(**{**TINY, "max_epochs": 8, "lr": 0.1, "precision": "float64"},
+                   early_stopping=True)
+    with pytest.warns(ConvergenceWarning, match=f"non-finite in epoch {poison_epoch}"):
+        reg.fit(X, y)
+    stopper = dict(reg.net_.callbacks_)["early_stopping"]
+    assert stopper.best_epoch_ == best_epoch
+    good = poison_epoch - 2
+    assert reg.n_iter_ == good == len(reg.loss_curve_) == len(reg.validation_loss_curve_)
+    assert np.all(np.isfinite(reg.loss_curve_)) and np.all(np.isfinite(reg.predict(X)))
+    for key, value in reg.net_.module_.state_dict().items():
+        torch.testing.assert_close(value, poison.states[kept_epoch][key], rtol=0, atol=0)
