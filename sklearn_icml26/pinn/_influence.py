@@ -123,11 +123,19 @@ class PINNInfluence(BaseEstimator):
         the training objective (loss weights and per-term means), whose stationary point the
         trained parameters approximate.
     loo_correction : bool, default=False
-        Replace ``grad L(z_i)`` by the exact leave-one-out shift of a model linear in its
-        parameters: ``2 J_i^T (I - P_ii)^-1 rho_i`` with ``P_ii = J_i G^-1 J_i^T`` and
-        ``G = H / 2`` (leverage correction). Needs an exact Hessian and a random-feature
-        PINN (``train_hidden=False``) of a linear problem; then ``influence`` is the exact
-        change of a test output when ``z_i`` is removed and the model refitted.
+        Replace ``grad L(z_i)`` by ``H Delta_i``, with ``Delta_i`` the exact leave-one-out
+        shift of the parameters of a model linear in them, for the estimator's training
+        objective (its ``loss_weights`` and ``loss_reduction``): a leverage correction,
+        ``Delta_i = G^-1 J_i^T (I - P_ii)^-1 rho_i`` with ``P_ii = J_i G^-1 J_i^T`` for
+        ``loss_reduction="sum"`` (``J``, ``rho`` and ``G`` weighted by the term weights);
+        with ``"mean"`` the removal also rescales the other points of the terms of ``z_i``
+        by ``n_k / (n_k - 1)``, which the correction includes (see ``_loo_gradients``).
+        Needs an exact Hessian and a random-feature PINN (``train_hidden=False``) of a
+        linear problem; then, with ``damping=0``, every eigenvalue kept and ``X=None`` in
+        :meth:`fit`, ``influence`` is the exact change of a test output when ``z_i`` is
+        removed and the model refitted (:meth:`leave_one_out`), for either reduction, any
+        weights and either ``hessian_objective``. With ``problem=None`` it is not (the
+        refit re-standardises ``y`` and rescales the inputs; a ``UserWarning`` says so).
     batch_size : int, default=1024
         Points per chunk of the per-point gradients and Hessian-vector products.
     random_state : int, RandomState instance or None, default=0
@@ -324,6 +332,68 @@ class PINNInfluence(BaseEstimator):
         H = torch.cat(cols, dim=0)
         return 0.5 * (H + H.T)
 
+    def _loo_gradients(self, rho, J, H):
+        """Per-term training gradients ``H Delta_ik`` of the exact leave-one-out shift.
+
+        The trained parameters minimise ``F = sum_j sum_k c_k m_jk rho_jk^2`` with
+        ``rho = J theta - b`` (linear), ``c_k = w_k / n_k`` (``loss_reduction="mean"``, ``n_k``
+        points in term ``k``) or ``w_k`` (``"sum"``). Removing point ``i`` also rescales the
+        other points of its terms: ``c_k -> c_k r_k``, ``r_k = n_k / (n_k - 1)`` (1 for the
+        ``"sum"`` reduction, for the terms ``i`` is not in, and for a term ``i`` is alone in).
+        With ``G_D = sum_k r_k c_k G_k`` (``G_k = sum_{j in S_k} J_jk^T J_jk``),
+        ``U = diag(sqrt(c r m_i)) J_i``, ``P = U G_D^-1 U^T`` and the stationarity of the
+        fit (``sum_k c_k g_k = 0``, ``g_k = sum_{j in S_k} J_jk^T rho_jk``), the refitted
+        parameters move by ``Delta_i = sum_k Delta_ik``,
+        ``Delta_ik = G_D^-1 (U_k^T a_k - (r_k - 1) c_k g_k)`` with
+        ``a = (I - P)^-1 (U rho_i' - U G_D^-1 sum_k (r_k - 1) c_k g_k)`` and
+        ``rho_i' = sqrt(c r m_i) rho_i`` (Woodbury). The returned gradients ``H Delta_ik`` make
+        ``influence = grad f^T (H + damping)^-1 H Delta_i``: the exact change for
+        ``damping=0`` with every eigenvalue kept, whatever the reduction, weights and
+        ``hessian_objective``. ``H Delta_ik`` is formed as ``2 G_D Delta_ik + (H - 2 G_D)
+        Delta_ik`` (the first part without a solve), which keeps it accurate when ``H`` is
+        (close to) ``2 G_D``.
+        """
+        est = self.estimator_
+        counts = est.point_terms_.sum(axis=0).astype(np.float64)
+        w = np.asarray(est.loss_weights_, dtype=np.float64)
+        c_np = w / np.maximum(counts, 1) if est.loss_reduction == "mean" else w.copy()
+        c = self._tensor(c_np)
+        M = self.point_terms_
+        Mt = self._tensor(M)
+        rho = rho * Mt
+        Gk = torch.einsum("nk,nkp,nkq->kpq", Mt, J, J)  # per-term Gram matrices
+        gk = torch.einsum("nk,nkp,nk->kp", Mt, J, rho)  # per-term gradients / 2
+        G = torch.einsum("k,kpq->pq", c, Gk)
+        n, K, p = J.shape
+        grads = torch.zeros(n, K, p, dtype=J.dtype)
+        leverage = torch.zeros(n, K, dtype=J.dtype)
+        patterns, inverse = np.unique(M, axis=0, return_inverse=True)
+        inverse = np.ravel(inverse)
+        eye = torch.eye(K, dtype=J.dtype)
+        for u_idx, u in enumerate(patterns):
+            idx = torch.as_tensor(np.flatnonzero(inverse == u_idx))
+            left = counts - u
+            r_np = np.where((est.loss_reduction == "mean") & u & (left > 0),
+                            counts / np.maximum(left, 1), 1.0)
+            r = self._tensor(r_np)
+            GD = G + torch.einsum("k,kpq->pq", (r - 1.0) * c, Gk)
+            e = ((r - 1.0) * c)[:, None] * gk  # (K, p): rescaling of the other points
+            s = torch.sqrt(c * r * self._tensor(u))
+            U = s[None, :, None] * J[idx]  # (m, K, p)
+            rs = s[None, :] * rho[idx]  # (m, K)
+            m = U.shape[0]
+            Z = torch.linalg.solve(GD, torch.cat([U.reshape(m * K, p), e], dim=0).T).T
+            GU = Z[: m * K].reshape(m, K, p)  # G_D^-1 U_k^T
+            GE = Z[m * K :]  # (K, p): G_D^-1 e_k
+            P = torch.einsum("mkp,mlp->mkl", U, GU)
+            a = torch.linalg.solve(eye[None] - P,
+                                   (rs - U @ GE.sum(dim=0))[:, :, None])[:, :, 0]
+            delta = a[:, :, None] * GU - GE[None]  # (m, K, p): Delta_ik
+            two_g = 2.0 * (a[:, :, None] * U - e[None])  # 2 G_D Delta_ik, without a solve
+            grads[idx] = two_g + delta @ (H - 2.0 * GD)
+            leverage[idx] = torch.diagonal(P, dim1=1, dim2=2)
+        return grads, leverage.numpy()
+
     # -- fit -----------------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X=None, y=None):
@@ -394,6 +464,14 @@ class PINNInfluence(BaseEstimator):
                     "'exact_topk') and a model linear in its trained parameters "
                     "(PINNRegressor(train_hidden=False) on a linear problem); got "
                     f"hessian={method!r}, train_hidden={est.train_hidden}.")
+            if est.problem is None:
+                import warnings
+
+                warnings.warn(
+                    "PINNInfluence: loo_correction=True is not the exact leave-one-out change "
+                    "of a PINNRegressor with problem=None: its refit re-standardises y and "
+                    "rescales the inputs over the remaining points.", UserWarning,
+                    stacklevel=2)
         seconds = {}
 
         # per-point residuals and Jacobians -> per-term gradients of c_k rho_k^2
@@ -416,6 +494,7 @@ class PINNInfluence(BaseEstimator):
         else:
             rng = check_random_state(self.random_state)
             m = min(self.arnoldi_dim, self.n_params_)
+            H = None
             Q, T = _arnoldi(hvp, self.n_params_, m, rng, torch.float64)
             evals, evecs = torch.linalg.eigh(T)
             self.hessian_ = None
@@ -438,14 +517,7 @@ class PINNInfluence(BaseEstimator):
         t0 = time.perf_counter()
         grads_by_term = 2.0 * (c * rho)[:, :, None] * J  # (n, K, p)
         if self.loo_correction:
-            Hinv = R @ R.T  # (H + damping)^-1 on the kept eigenspace
-            Ginv = 2.0 * Hinv
-            Js = torch.sqrt(c)[None, :, None] * J  # residuals of the weighted objective
-            P = torch.einsum("nkp,pq,nlq->nkl", Js, Ginv, Js)
-            eye = torch.eye(P.shape[1], dtype=P.dtype)
-            corrected = torch.linalg.solve(eye[None] - P, (rho * torch.sqrt(c))[:, :, None])
-            grads_by_term = 2.0 * corrected * Js
-            self._leverage = torch.diagonal(P, dim1=1, dim2=2).numpy()
+            grads_by_term, self._leverage = self._loo_gradients(rho, J, H)
         emb = torch.einsum("nkp,pr->nkr", grads_by_term, R)
         self.train_embeddings_ = {k: emb[:, j].numpy() for j, k in
                                   enumerate(self.loss_term_names_)}

@@ -417,3 +417,38 @@ def test_optim_guide_names_only_estimators_with_an_optimizer_parameter():
     assert "``PINNRegressor`` has no ``optimizer`` parameter" in text
     with pytest.raises(TypeError, match="optimizer"):
         PINNRegressor(heat_1d(), optimizer="adamo")
+
+
+@pytest.mark.parametrize("reduction, weights, objective", [
+    ("mean", None, "sum"), ("mean", None, "training"),
+    ("mean", {"ic": 3.0, "bc": 0.5}, "training"), ("sum", {"ic": 3.0}, "sum")])
+def test_loo_correction_is_exact_for_every_reduction_and_weighting(reduction, weights,
+                                                                   objective):
+    # with the default loss_reduction="mean" the leverage correction missed the n_k/(n_k-1)
+    # rescaling of the other points of a removed point's terms (relative error 1.58 at
+    # point 3); with loss weights != 1 and hessian_objective="sum" it ignored the weights
+    problem = heat_1d()
+    X = make_pde_collocation(problem, 150, 20, 20, random_state=0)
+    X_test = make_pde_collocation(problem, 10, 0, 0, random_state=1)
+    pinn = PINNRegressor(problem, **{**RF, "loss_reduction": reduction,
+                                     "loss_weights": weights}).fit(X)
+    inf = PINNInfluence(pinn, hessian="exact", loo_correction=True, damping=0.0, eig_tol=0.0,
+                        hessian_objective=objective).fit()
+    corrected = inf.influence(X_test)
+    for i in (3, 77, 151, 171):  # domain, domain, BC, IC points
+        delta = inf.leave_one_out(i, X_test)
+        assert np.max(np.abs(corrected[:, i] - delta)) / np.max(np.abs(delta)) < 1e-6
+    by = inf.influence_by_term(X_test)
+    np.testing.assert_allclose(sum(by.values()), corrected, rtol=0,
+                               atol=1e-10 * np.abs(corrected).max())
+    assert np.all(by["ic"][:, ~pinn.point_terms_[:, 1]] == 0)
+    assert np.all(by["bc"][:, ~pinn.point_terms_[:, 2]] == 0)
+
+
+def test_loo_correction_warns_without_a_problem():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(80, 2))
+    y = np.sin(X[:, 0]) + X[:, 1]
+    reg = PINNRegressor(None, **{**RF, "hidden_layer_sizes": (20,)}).fit(X, y)
+    with pytest.warns(UserWarning, match="not the exact leave-one-out change"):
+        PINNInfluence(reg, hessian="exact", loo_correction=True).fit()
