@@ -1017,7 +1017,8 @@ default="adamw"
     net_ : skorch.NeuralNet
         The trained net (``net_.module_`` is the torch module).
     n_iter_ : int
-        Number of epochs run.
+        Number of epochs run; when the training loss became non-finite, the number of
+        epochs up to the restored parameters (0: the initial ones).
     loss_curve_ : ndarray of shape (n_iter_,)
         Training loss per epoch.
     gate_rate_ : ndarray of shape (n_features_in_,)
@@ -1176,6 +1177,11 @@ default="adamw"
             self._corruption, self.seasonal_period, self._cross, self.cross_fill,
             self.smooth_level)
 
+    # the adapter stops at the first non-finite training loss, restores the last parameters
+    # that still gave a finite loss and warns; it warns as well when the loss rises a
+    # hundredfold over the fit (lr=1e4 used to leave a NaN model behind without a warning)
+    _stop_on_nonfinite_loss = True
+
     def _build_criterion(self):
         return _NeuroMambaLoss(self.lambda_observed, self.lambda_gate, self.lif_threshold,
                                self.surrogate_slope, self.gate)
@@ -1260,6 +1266,13 @@ default="adamw"
         ------
         ValueError
             See the class docstring.
+
+        Warns
+        -----
+        ConvergenceWarning
+            When the training loss becomes non-finite (training stops and the last
+            parameters that still gave a finite loss are kept) or rises a hundredfold over
+            the fit; lower ``lr``.
         """
         X = self._validate(X, reset=True)
         n_rows, n_features = X.shape
@@ -1322,7 +1335,10 @@ default="adamw"
             self._fit_net(Wd, np.zeros(len(Wd), dtype=Wd.dtype))
         finally:
             del self._corruption, self._cross
-        self.loss_curve_ = np.array([row["train_loss"] for row in self.net_.history])
+        # n_iter_ counts the epochs run or, when the non-finite loss guard stopped the
+        # training, the epochs up to the parameters it restored: the curve keeps those
+        self.loss_curve_ = np.array([row["train_loss"] for row in self.net_.history[:self.n_iter_]],
+                                    dtype=np.float64)
         self._training_summaries(Wd, n_features)
         return self
 
