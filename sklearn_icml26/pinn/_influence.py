@@ -748,6 +748,9 @@ class PINNInfluence(BaseEstimator):
     def leave_one_out(self, i, X_test, test_term="output_0"):
         """Retrain without training point ``i`` from the same initialisation; the change of f.
 
+        The same initialisation needs an int ``random_state`` on the PINN (the refit is
+        ``clone(estimator).fit``); otherwise a ``UserWarning`` is raised.
+
         Parameters
         ----------
         i : int
@@ -766,6 +769,14 @@ class PINNInfluence(BaseEstimator):
         ------
         ValueError
             If ``i`` is not a training index or ``test_term`` is not an output.
+
+        Warns
+        -----
+        UserWarning
+            If the PINN's ``random_state`` is not an int (``None`` or a ``RandomState``
+            instance): the retraining then starts from a different initialisation than the
+            fitted PINN (and two identical calls differ), so ``delta`` mixes the removal of
+            ``z_i`` with the change of initialisation.
         """
         X_test = self._check_test_X(X_test)
         n = self.X_train_.shape[0]
@@ -776,6 +787,15 @@ class PINNInfluence(BaseEstimator):
         self._check_term(test_term, allow_outputs=True)
         j = int(test_term.split("_")[1])
         est = self.estimator_
+        if not isinstance(est.random_state, Integral) or isinstance(est.random_state, bool):
+            import warnings
+
+            warnings.warn(
+                f"PINNInfluence.leave_one_out: the PINN's random_state is "
+                f"{'None' if est.random_state is None else type(est.random_state).__name__}, "
+                "so the retraining is not from the same initialisation as the fitted PINN "
+                "(two identical calls differ); fit the PINNRegressor with an int "
+                "random_state.", UserWarning, stacklevel=2)
         keep = np.arange(n) != (int(i) % n)
         y = est.y_train_
         refit = clone(est).fit(self.X_train_[keep], None if y is None else y[keep])

@@ -452,3 +452,25 @@ def test_loo_correction_warns_without_a_problem():
     reg = PINNRegressor(None, **{**RF, "hidden_layer_sizes": (20,)}).fit(X, y)
     with pytest.warns(UserWarning, match="not the exact leave-one-out change"):
         PINNInfluence(reg, hessian="exact", loo_correction=True).fit()
+
+
+def test_leave_one_out_warns_when_the_pinn_is_not_seeded(heat_small):
+    import warnings
+
+    problem, X = heat_small
+    X_test = X[:8]
+    kw = {**_REPRO_KW, "solver": "adam", "random_state": None}
+    pinn = PINNRegressor(problem, **kw).fit(X)
+    inf = PINNInfluence(pinn, hessian="exact").fit()
+    with pytest.warns(UserWarning, match="random_state is None, so the retraining is not "
+                                         "from the same initialisation"):
+        first = inf.leave_one_out(3, X_test)
+    with pytest.warns(UserWarning, match="random_state is None"):
+        second = inf.leave_one_out(3, X_test)
+    assert np.max(np.abs(first - second)) > 1e-3  # a different initialisation each call
+    seeded = PINNRegressor(problem, **{**kw, "random_state": 0}).fit(X)
+    inf = PINNInfluence(seeded, hessian="exact").fit()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        np.testing.assert_array_equal(inf.leave_one_out(3, X_test),
+                                      inf.leave_one_out(3, X_test))
