@@ -664,3 +664,35 @@ def test_finite_divergence_warns_and_a_default_fit_does_not():
         imp = NeuroMambaImputer(window=16, max_epochs=3, random_state=0).fit(Xm)
     assert imp.n_iter_ == len(imp.loss_curve_) == 3
     assert np.abs(imp.transform(Xm) - X)[hidden].mean() < 0.2
+
+
+@pytest.mark.parametrize("factor, precision", [(1e-170, "float32"), (1e300, "float64"),
+                                               (1e300, "float32")])
+def test_extreme_scales_give_scaled_imputations(factor, precision):
+    # the column moments come from power-of-two pre-scaled values: at 1e-170 the plain std
+    # underflowed (scale_ [1 1 1 1], imputations ~0.03 against observed values <= 1.2e-170),
+    # at 1e300 its squares overflowed and transform raised a FloatingPointError
+    X, Xm, hidden = _brief_stream()
+    params = dict(window=16, max_epochs=3, cross_fill="linear", precision=precision,
+                  random_state=0)
+    ref = NeuroMambaImputer(**params).fit(Xm)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        imp = NeuroMambaImputer(**params).fit(Xm * factor)
+        out = imp.transform(Xm * factor)
+    np.testing.assert_allclose(imp.scale_, ref.scale_ * factor, rtol=1e-12)
+    np.testing.assert_allclose(imp.mean_, ref.mean_ * factor, rtol=1e-12)
+    np.testing.assert_allclose(out[hidden], ref.transform(Xm)[hidden] * factor, rtol=1e-6)
+    np.testing.assert_array_equal(out[~hidden], (Xm * factor)[~hidden])
+
+
+@pytest.mark.parametrize("exponent", [-565, 997])
+def test_power_of_two_scales_give_bitwise_scaled_imputations(exponent):
+    # 2**-565 ~ 8e-171 and 2**997 ~ 1.3e300: with the default boosted cross-group fill the
+    # imputations are bitwise those of the unscaled stream times the factor (at 1e300 itself
+    # the boosting's bins see the rounding of X * 1e300 and the fills differ by up to 0.05)
+    X, Xm, hidden = _brief_stream()
+    params = dict(window=16, max_epochs=2, random_state=0)
+    ref = NeuroMambaImputer(**params).fit_transform(Xm)
+    out = NeuroMambaImputer(**params).fit_transform(np.ldexp(Xm, exponent))
+    np.testing.assert_array_equal(out, np.ldexp(ref, exponent))
