@@ -1014,7 +1014,8 @@ default="adamw"
     mean_ : ndarray of shape (n_features_in_,)
         Mean of the observed values of each column.
     scale_ : ndarray of shape (n_features_in_,)
-        Standard deviation of the observed values of each column (1 where it is 0).
+        Standard deviation of the observed values of each column (1 where they are all
+        equal; such a column is imputed by its value, which is then its ``mean_``).
     net_ : skorch.NeuralNet
         The trained net (``net_.module_`` is the torch module).
     n_iter_ : int
@@ -1307,7 +1308,13 @@ default="adamw"
         moments = [_robust_mean_std(Xd[obs[:, j], j]) for j in range(n_features)]
         mean = np.array([m[0] for m in moments])
         scale = np.array([m[1] for m in moments])
-        self.mean_, self.scale_ = mean, np.where(scale > 0, scale, 1.0)
+        # a column whose observed values are all equal: its value exactly as the mean (the
+        # mean of many 0.1 is not 0.1, and its std of rounding errors, 3e-17, would turn them
+        # into O(1) inputs) and scale 1; transform imputes the value itself there
+        low = np.array([Xd[obs[:, j], j].min() for j in range(n_features)])
+        self._constant_ = low == np.array([Xd[obs[:, j], j].max() for j in range(n_features)])
+        self.mean_ = np.where(self._constant_, low, mean)
+        self.scale_ = np.where((scale > 0) & ~self._constant_, scale, 1.0)
         Z = _standardize(Xd, self.mean_, self.scale_)
         index = _window_index(series, self.window_, self.stride_)
         period = self.seasonal_period
@@ -1424,7 +1431,12 @@ default="adamw"
         np.add.at(total, rows, weight * x_hat[valid])
         np.add.at(spike_total, rows, weight * spikes[valid])
         count = np.bincount(rows, weights=weight[:, 0], minlength=n_rows)[:, None]
-        return total / count * self.scale_ + self.mean_, spike_total / count, obs
+        x_hat = total / count * self.scale_ + self.mean_
+        # a column constant on the training stream is imputed by its value, as the mean
+        # imputation would (the network's output there is noise around 0: 6.994-7.003)
+        constant = getattr(self, "_constant_", np.zeros(n_features, dtype=bool))
+        x_hat[:, constant] = self.mean_[constant]
+        return x_hat, spike_total / count, obs
 
     def transform(self, X, series_id=None):
         """Fill every missing value (and, with ``rectify_observed``, every flagged one).

@@ -696,3 +696,24 @@ def test_power_of_two_scales_give_bitwise_scaled_imputations(exponent):
     ref = NeuroMambaImputer(**params).fit_transform(Xm)
     out = NeuroMambaImputer(**params).fit_transform(np.ldexp(Xm, exponent))
     np.testing.assert_array_equal(out, np.ldexp(ref, exponent))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_constant_columns_are_imputed_by_their_value(dtype):
+    # a column of 7.0 was imputed 6.994-7.003 (the network's noise around 0 times scale 1);
+    # a column of 0.1 had the scale 2.8e-17 of the rounding errors of its mean
+    from sklearn.impute import SimpleImputer
+
+    X, Xm, hidden = _brief_stream()
+    Xm[:, 2] = np.where(hidden[:, 2], np.nan, 7.0)
+    Xm[:, 3] = np.where(hidden[:, 3], np.nan, 0.1)
+    Xm = Xm.astype(dtype)
+    imp = NeuroMambaImputer(window=16, max_epochs=3, random_state=0).fit(Xm)
+    out = imp.transform(Xm)
+    np.testing.assert_array_equal(imp.mean_[2:], np.array([7.0, 0.1], dtype=dtype))
+    np.testing.assert_array_equal(imp.scale_[2:], [1.0, 1.0])
+    # exactly SimpleImputer's 7; its mean of the 0.1s carries their rounding errors
+    np.testing.assert_array_equal(out[:, 2], SimpleImputer().fit_transform(Xm)[:, 2])
+    np.testing.assert_array_equal(out[:, 2:], np.tile(np.array([7.0, 0.1], dtype=dtype),
+                                                      (120, 1)))
+    assert np.all(np.isfinite(out)) and np.abs(out - X)[:, :2][hidden[:, :2]].mean() < 0.2
