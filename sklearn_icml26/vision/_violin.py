@@ -28,6 +28,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from torch import nn
 
 from ..base import TorchEstimatorMixin, _UseWholeBatches
+from ..utils._scaling import _pow2_scale, _standardize
 
 __all__ = [
     "CURVE_NAMES",
@@ -699,8 +700,7 @@ def _pixel_statistics(X, sample_weight):
     computed on ``X / m`` (values in (-2, 2)) and multiplied back by ``m``. The scale is 1 for
     constant pixels.
     """
-    _, exponent = np.frexp(np.max(np.abs(X)) if X.size else 0.0)
-    m = float(np.ldexp(1.0, int(exponent) - 1))
+    m = float(_pow2_scale(X, axis=None)) if X.size else 1.0
     Xm = X / m
     wsum = sample_weight.sum()
     mean = float((sample_weight @ Xm.mean(axis=1)) / wsum)
@@ -1045,14 +1045,9 @@ default="adamw"
         self.n_extra_parameters_ = _extra_parameters(self.depth, self.num_heads, C, self.mask)
 
     def _standardise(self, X):
-        with np.errstate(over="ignore"):
-            Z = (X - self.pixel_mean_) / self.pixel_scale_
-        if not np.isfinite(Z).all():
-            # X - mean overflowed (both near the largest float, opposite signs): halve first
-            # (exact for normal floats), so every finite standardised value comes out finite
-            with np.errstate(over="ignore"):
-                Z = (0.5 * X - 0.5 * self.pixel_mean_) / (0.5 * self.pixel_scale_)
-        return Z
+        # on power-of-two pre-scaled values: X - mean cannot overflow, ordinary inputs give
+        # (X - mean) / scale bit for bit
+        return _standardize(X, self.pixel_mean_, self.pixel_scale_)
 
     def _validated(self, X):
         check_is_fitted(self)
