@@ -156,6 +156,18 @@ class _UseWholeBatches(Callback):
         _use_whole_batches(net)
 
 
+def _rose_hundredfold(first, last):
+    """Whether a training loss ended a hundredfold or more above where it started.
+
+    The package's one rule for a finite divergence (the torch adapter's guard, MPFSurface,
+    PINNRegressor). ``first`` must be a positive loss; a first loss of 0 (or none) is no
+    reference and never counts; a NaN ``last`` counts.
+    """
+    if first is None or last is None or not first > 0:
+        return False
+    return not last < 100.0 * first
+
+
 class _NonFiniteLossGuard(Callback):
     """skorch callback: stop at the first non-finite training loss and restore the module's
     last *validated* state: the parameters (and buffers) of the end of an epoch after which
@@ -191,8 +203,9 @@ class _NonFiniteLossGuard(Callback):
             return
         if not bool(torch.isfinite(loss).all()):
             self._stop(net)
-        if self.first_loss_ is None:  # the loss at the starting parameters
-            self.first_loss_ = float(loss.detach().mean())
+        value = float(loss.detach().mean())
+        if self.first_loss_ is None and value > 0:  # near the starting parameters (a batch
+            self.first_loss_ = value  # whose samples all weigh 0 has loss 0: no reference)
         if self._first and self._pending is not None:  # the last epoch's state evaluates
             self._good, self.good_epoch_ = self._pending, len(net.history) - 1
         self._pending, self._first, self._batch = None, False, batch
@@ -202,12 +215,19 @@ class _NonFiniteLossGuard(Callback):
         if self._pending is None:
             self._stop(net)
         if len(net.history) == net.max_epochs:  # no later step checks the last state
+            modes = [(m, m.training) for m in (net.module_, net.criterion_)]
             with torch.no_grad():
                 out = net.evaluation_step(self._batch, training=False)
+            for m, mode in modes:  # evaluation_step leaves eval mode behind
+                m.train(mode)
             if not all(bool(torch.isfinite(t).all()) for t in
                        (out if isinstance(out, (tuple, list)) else (out,))):
                 self._stop(net)
             self._good, self.good_epoch_ = self._pending, len(net.history)
+
+    def on_train_end(self, net, **kwargs):
+        # the fitted net keeps this callback: drop the state copies and the training batch
+        self._good = self._pending = self._batch = None
 
 
 class _WeightedNet(NeuralNet):
@@ -289,7 +309,7 @@ class TorchEstimatorMixin:
         The trained net; ``net_.module_`` is the torch module and ``net_.history`` the
         per-epoch training losses.
     n_iter_ : int
-        Number of epochs run.
+        Number of epochs run (with the divergence guard, those whose parameters were kept).
     """
 
     _torch_parameter_constraints = {
@@ -315,7 +335,8 @@ class TorchEstimatorMixin:
         return []
 
     # an estimator without its own guard sets this: training stops at the first non-finite
-    # loss, the last finite epoch's parameters are restored and a ConvergenceWarning is raised
+    # loss, the last validated state is restored (see _NonFiniteLossGuard) and a
+    # ConvergenceWarning is raised; a hundredfold rise of the loss warns too
     _stop_on_nonfinite_loss = False
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -469,9 +490,9 @@ class TorchEstimatorMixin:
                           f"epoch {guard.stopped_epoch_}; training stopped and the last "
                           f"parameters that gave a finite loss ({kept}) were restored. Lower "
                           "lr or check the input scaling.", ConvergenceWarning, stacklevel=3)
-        elif guard is not None and guard.first_loss_ is not None and len(net.history):
+        elif guard is not None and len(net.history):
             last = net.history[-1].get("train_loss")
-            if last is not None and not last <= 100.0 * abs(guard.first_loss_):
+            if _rose_hundredfold(guard.first_loss_, last):
                 import warnings
 
                 from sklearn.exceptions import ConvergenceWarning

@@ -30,6 +30,7 @@ from torch.nn import functional as F
 
 from ..base import TorchEstimatorMixin, _UseWholeBatches
 from ..utils._scaling import _pow2_scale, _standardize
+from ..utils._validation import _check_numeric_target
 
 __all__ = [
     "BlockBounds",
@@ -408,30 +409,6 @@ class _EarlyStopping(Callback):
             net.module_.load_state_dict(self.best_state_)
 
 
-def _check_numeric_target(y):
-    """Reject targets that are not numbers with a ``ValueError`` that names ``y``.
-
-    ``validate_data(..., y_numeric=True)`` converts object arrays only and lets string arrays
-    through (numpy's ``UFuncTypeError`` followed in the scaling); the failed conversion of an
-    object array names no argument.
-    """
-    values = np.asarray(y)
-    reason = None
-    if values.dtype.kind in "SU":
-        reason = "strings"
-    elif values.dtype.kind == "O":
-        try:
-            values.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            reason = str(exc)
-    if reason is not None:
-        example = values.ravel()[0] if values.size else None
-        example = example.item() if isinstance(example, np.generic) else example
-        raise ValueError(f"y must hold numeric values: HolderTransformerRegressor is a "
-                         f"regressor and expects numeric targets; got an array of dtype "
-                         f"{values.dtype} ({reason}; first value {example!r}).")
-
-
 # ---------------------------------------------------------------------------------------------
 # estimator
 # ---------------------------------------------------------------------------------------------
@@ -504,7 +481,8 @@ default="adam"
     early_stopping : bool, default=False
         Hold out ``validation_fraction`` of the samples, stop when their weighted MSE has not
         improved for 10 epochs and keep the best parameters (when the training loss becomes
-        non-finite: the best up to the parameters the divergence guard restores).
+        non-finite, the best ones if their epoch is not later than the one the divergence
+        guard restores, else the guard's).
     validation_fraction : float, default=0.1
         Share of samples held out by ``early_stopping``, in (0, 1).
     precision : {"float32", "float64"}, default="float32"
@@ -715,14 +693,9 @@ default="adam"
             the fit; lower ``lr``.
         """
         self._check_hyperparameters()
-        try:
-            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
-                                 ensure_min_samples=2)
-        except ValueError:
-            if y is not None:  # an object y of strings fails the conversion: name y
-                _check_numeric_target(y)
-            raise
-        _check_numeric_target(y)  # string arrays pass validate_data unconverted
+        _check_numeric_target(y, "HolderTransformerRegressor is a regressor")
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
+                             ensure_min_samples=2)
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         active = sw > 0  # _check_sample_weight rejects all-zero weights
         Xa = X[active]

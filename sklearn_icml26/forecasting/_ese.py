@@ -23,6 +23,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils import progress_bar
 from ..utils._parallel import Parallel, delayed
+from ..utils._validation import _check_numeric_target
 from ..utils._weights import (
     check_sample_weight,
     drop_zero_weights,
@@ -37,31 +38,6 @@ __all__ = ["ESERegressor", "PerSystemRegressor", "last_window", "sliding_window"
 # --------------------------------------------------------------------------------------------
 # windows
 # --------------------------------------------------------------------------------------------
-def _check_numeric_target(y):
-    """Raise a clear ValueError when the target ``y`` holds non-numeric values (strings)."""
-    if y is None:
-        return
-    try:
-        arr = np.asarray(y)
-    except Exception:  # ragged input: leave the message to validate_data
-        return
-    if arr.dtype.kind == "O":
-        try:
-            arr.astype(np.float64)
-        except ValueError:  # strings; other failures (TypeError) are left to validate_data
-            pass
-        else:
-            return
-    elif arr.dtype.kind not in "USVMm":
-        return
-    example = arr.ravel()[0] if arr.size else None
-    example = example.item() if hasattr(example, "item") else example
-    raise ValueError(
-        f"y must be numeric (float targets, one column per system); got dtype {arr.dtype}"
-        + (f" with values such as {example!r}" if example is not None else "")
-        + ". Convert the targets to numbers first.")
-
-
 def _check_positive_int(value, name):
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise TypeError(f"{name} must be an int >= 1; got {value!r} of type "
@@ -1047,7 +1023,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
             COVID-19 Victoria (319 regions) a scaler in front doubles the RMSE. Feed the raw
             series; ``scaling`` already normalises each system inside the estimator.
         """
-        _check_numeric_target(y)
+        _check_numeric_target(y, "float targets, one column per system")
         self._system_names = _target_names(y)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64,
                              ensure_min_samples=2)
@@ -1643,7 +1619,7 @@ class PerSystemRegressor(RegressorMixin, BaseEstimator):
         TypeError
             If ``sample_weight`` is given and ``estimator`` does not accept it in ``fit``.
         """
-        _check_numeric_target(y)
+        _check_numeric_target(y, "float targets, one column per system")
         self._system_names = _target_names(y)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64,
                              ensure_min_samples=2)

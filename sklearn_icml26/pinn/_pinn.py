@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from skorch.callbacks import Callback
 from torch import nn
 
-from ..base import _TORCH_RNG_LOCK, TorchEstimatorMixin
+from ..base import _TORCH_RNG_LOCK, TorchEstimatorMixin, _rose_hundredfold
 from ._problems import PDEProblem
 from ._residuals import _ACTIVATIONS, _MLP, batched_residuals, per_point_jacobians
 
@@ -597,9 +597,8 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
             warnings.warn(f"PINNRegressor: the training objective is not finite "
                           f"({self.loss_history_[-1]}); lower lr or check the problem.",
                           ConvergenceWarning, stacklevel=3)
-        elif self.loss_history_.size and not (
-                self.loss_history_[-1] <= 100.0 * abs(self.loss_history_[0])):
-            # the hundredfold rule of the package's torch adapter and of MPFSurface
+        elif self.loss_history_.size and _rose_hundredfold(float(self.loss_history_[0]),
+                                                           float(self.loss_history_[-1])):
             import warnings
 
             from sklearn.exceptions import ConvergenceWarning

@@ -33,7 +33,7 @@ from skorch.callbacks import Callback
 from torch import nn
 from torch.nn import functional as F
 
-from ..base import TorchEstimatorMixin, _use_whole_batches
+from ..base import TorchEstimatorMixin, _rose_hundredfold, _use_whole_batches
 
 __all__ = ["DEFAULT_LOSS_WEIGHTS", "MPFSurface"]
 
@@ -820,7 +820,7 @@ class _MPFTraining(Callback):
         self.warm_failed_ = None
         if self.warm_start_iter > 0:
             first, last = self._warm_start(module, crit)
-            if not last <= first:  # diverged (or NaN): a warm start that does not help
+            if _rose_hundredfold(first, last):  # diverged (or NaN), not batch noise
                 module.load_state_dict(initial)
                 self.warm_failed_ = (first, last)
         module.pools = None
@@ -1125,7 +1125,8 @@ default="adam"
         0.99-quantile of r at the points, the iso-level extracted for ``field="udf"``
         (``nan`` for ``field="sdf"``).
     n_iter_ : int
-        Optimiser steps taken after the warm start.
+        Optimiser steps after the warm start whose parameters were kept (all of them,
+        unless a non-finite loss stopped training: then the step of the restored ones).
     compiled_ : bool
         Whether the training steps ran compiled (``compile`` on and compiling succeeded).
     loss_curve_ : ndarray of shape (n_epochs, 8)
@@ -1337,6 +1338,15 @@ default="adam"
             extent (all points identical) or zero extent in two or more directions (all points
             on a line), if ``normals`` has the wrong shape or zero rows, or on invalid
             hyperparameters.
+
+        Warns
+        -----
+        ConvergenceWarning
+            If the warm start raised its own loss a hundredfold (its parameters are
+            discarded, training starts from the initial ones); if the loss or the
+            parameters became non-finite (training stops, the last parameters whose loss
+            was finite are restored); if the training loss ended a hundredfold or more above
+            the first step's (the field has probably diverged).
         """
         X = validate_data(self, X, dtype=np.float64)
         n, d = X.shape
@@ -1433,7 +1443,8 @@ default="adam"
             [[row.get(f"train_{key}", 0.0) for key in _TERMS] for row in hist
              if "train_zero" in row], dtype=np.float64).reshape(-1, len(_TERMS))
         if callback.warm_failed_ is not None:
-            warnings.warn("MPFSurface: the warm start raised its own loss (mean of its first "
+            warnings.warn("MPFSurface: the warm start raised its own loss a hundredfold or "
+                          "more (mean of its first "
                           f"and last tenth of steps {callback.warm_failed_[0]:.3g} -> "
                           f"{callback.warm_failed_[1]:.3g}); its parameters were discarded "
                           "and training started from the initial ones. Lower lr.",
@@ -1442,15 +1453,15 @@ default="adam"
         first = hist[0]["batches"][0].get("train_loss") if len(hist) and hist[0][
             "batches"] else None
         last = hist[-1].get("train_loss") if len(hist) else None
-        if not callback.stopped_ and first is not None and last is not None and not (
-                last <= 100.0 * first):  # a hundredfold rise: diverged, not noise
+        if not callback.stopped_ and _rose_hundredfold(first, last):
             warnings.warn(f"MPFSurface: the training loss rose over the fit (first step "
                           f"{first:.3g}, last epoch {last:.3g}); the field has probably "
                           "diverged. Lower lr.", ConvergenceWarning, stacklevel=3)
         if callback.stopped_:
             kept = (f"those after step {self.n_iter_}" if callback.kept_step_ > 0 else
                     "those after the warm start" if callback.kept_step_ == 0
-                    and callback.warm_failed_ is None else "the initial ones")
+                    and callback.warm_failed_ is None and self.warm_start_iter > 0
+                    else "the initial ones")
             warnings.warn(f"MPFSurface: the loss became non-finite at step {callback.step_}; "
                           "training stopped and the last parameters whose loss was finite "
                           f"({kept}) were restored. Lower lr or the loss weights.",

@@ -829,9 +829,10 @@ default="adamw"
     net_ : skorch.NeuralNet
         The trained net (``net_.module_`` is the torch module).
     n_iter_ : int
-        Number of epochs run (with a finite loss: when the training loss becomes NaN or
-        infinite, training stops with a ``ConvergenceWarning`` and the parameters of the last
-        finite epoch are restored).
+        Number of epochs whose parameters were kept: when the training loss becomes NaN or
+        infinite, training stops with a ``ConvergenceWarning`` and the last state that still
+        gave a finite loss is restored (the end of an epoch after which the next step's loss
+        was finite, or the initial parameters).
 
     See Also
     --------
@@ -1003,6 +1004,13 @@ default="adamw"
             divide the image, ``embed_dim`` is not divisible by ``num_heads``, ``curves`` is
             empty (or holds an unknown name) with a curve mask, ``X`` holds NaN or inf, or
             ``y`` holds a single class.
+
+        Warns
+        -----
+        ConvergenceWarning
+            If the training loss becomes non-finite (training stops and the last state that
+            still gave a finite loss is restored) or ends a hundredfold or more above the
+            first step's; lower ``lr``.
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)

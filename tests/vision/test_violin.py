@@ -613,3 +613,24 @@ def test_a_finite_but_exploding_loss_warns():
         warnings.simplefilter("error", ConvergenceWarning)  # a sane fit warns of nothing
         ViolinViTClassifier(embed_dim=8, depth=1, num_heads=2, max_epochs=2,
                             random_state=0).fit(X[:100], y[:100])
+
+
+def test_divergence_guard_leaves_no_trace_on_an_ordinary_fit():
+    """Zero-weight samples in the first batch (loss 0) are no reference for the
+    hundredfold rule; after the fit the module is in training mode as skorch leaves it and
+    the guard holds no state copies or training batch."""
+    from sklearn.datasets import load_digits
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:20], y[:20] % 2
+    sw = np.zeros(20)
+    sw[[3, 8, 13, 18]] = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf = ViolinViTClassifier(embed_dim=8, depth=1, num_heads=2, max_epochs=3, batch_size=2,
+                                  random_state=0).fit(X, y, sample_weight=sw)
+    assert clf.net_.module_.training
+    guard = dict(clf.net_.callbacks_)["nonfinite_loss_guard"]
+    assert guard._good is None and guard._pending is None and guard._batch is None
+    assert guard.first_loss_ > 0
