@@ -7,6 +7,7 @@ from tqdm.auto import tqdm
 
 # cursor moves tqdm writes to redraw nested bars in place ("\x1b[A" and the like)
 _ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_BAR = re.compile(r"\|[^|]*\|")  # the bar between the two pipes of tqdm's default format
 
 # outside a terminal a bar is redrawn at most this often (seconds): one line per redraw in a log
 _LOG_INTERVAL = 30.0
@@ -27,8 +28,9 @@ class _LineWriter:
     def write(self, text):
         text = _ANSI_ESCAPE.sub("", text).replace("\r", "").rstrip("\n")
         # closing redraws the final state once more (only its timing differs): a log needs it
-        # once
-        state = text.rsplit("[", 1)[0]
+        # once. The state is the text before the timing, without the bar itself, whose width
+        # follows the length of the timing text (a rate of 9.9 it/s or of 10.0 it/s)
+        state = _BAR.sub("|", text.rsplit("[", 1)[0])
         if text.strip() and state != self._last:
             self.stream.write(text + "\n")
             self._last = state

@@ -54,3 +54,15 @@ def test_verbose_0_writes_nothing():
     log = io.StringIO()
     assert sum(progress_bar(range(3), verbose=0, file=log)) == 3
     assert log.getvalue() == ""
+
+
+def test_the_closing_redraw_is_dropped_whatever_the_bar_width():
+    """tqdm sizes the bar from the length of the timing text, so the closing redraw of the
+    final state can have another bar width than the last update: still written once."""
+    from sklearn_icml26.utils._progress import _LineWriter
+
+    log = io.StringIO()
+    writer = _LineWriter(log)
+    writer.write("\rfit: 100%|#########| 4/4 [00:00<00:00, 9.99it/s]")
+    writer.write("\rfit: 100%|########| 4/4 [00:00<00:00, 10.0it/s]")
+    assert log.getvalue().splitlines() == ["fit: 100%|#########| 4/4 [00:00<00:00, 9.99it/s]"]
