@@ -3,6 +3,7 @@
 import hashlib
 import json
 import os
+import platform
 import re
 import shutil
 import stat
@@ -14,10 +15,13 @@ import uuid
 from importlib import metadata
 from pathlib import Path
 
-__all__ = ["EnvironmentCache", "default_cache_root"]
+__all__ = ["EnvironmentCache", "check_python_install", "default_cache_root"]
 
 _MANIFEST = "manifest.json"
 _SKIP_NAMES = {"__pycache__"}
+_KEY = re.compile(r"[0-9a-f]{64}")
+_CACHE_ENTRIES = {_MANIFEST, "env", "snapshot"}  # all a packed cache may hold, each digested
+_UNPACKED = "unpacked-"  # folder prefix of unpacked caches: never taken for a build
 
 
 def default_cache_root():
@@ -131,6 +135,62 @@ def _venv_python_info(venv):
     raise ValueError(f"no base interpreter found in {home} (from {pyvenv})")
 
 
+def _host_interpreter(python=None):
+    """``(executable, prefix, version)`` of an interpreter of this host, as the host sees it.
+
+    ``python`` (default: the running interpreter's base) names it; the prefix is the folder
+    above its ``bin/``, as for a build. Nothing here comes from a cache's manifest.
+    """
+    exe = Path(python if python is not None
+               else getattr(sys, "_base_executable", sys.executable)).resolve()
+    if not (exe.is_file() and os.access(exe, os.X_OK)):
+        raise ValueError(f"python must name an executable Python interpreter; got {python!r} "
+                         f"(resolved to {exe})")
+    if python is None or exe == Path(sys.executable).resolve():
+        version = platform.python_version()
+    else:
+        version = subprocess.run(
+            [str(exe), "-I", "-S", "-c", "import platform; print(platform.python_version())"],
+            check=True, capture_output=True, text=True).stdout.strip()
+    return exe, exe.parents[1], version
+
+
+def check_python_install(executable, prefix):
+    """Refuse an interpreter record that does not describe one Python installation of this host.
+
+    The sandbox binds ``prefix`` read-only into every task, so it must be the installation of
+    ``executable`` and nothing wider: ``executable`` is an absolute path without links to an
+    executable file ``<prefix>/bin/python*``, and ``<prefix>/lib/python3.*/os.py`` (its
+    standard library) exists.
+
+    Parameters
+    ----------
+    executable, prefix : str or path-like
+        What a cache's manifest records under ``python``.
+
+    Raises
+    ------
+    ValueError
+        Naming the record and what does not hold.
+    """
+    exe, prefix = Path(str(executable)), Path(str(prefix))
+    problem = None
+    if not (exe.is_absolute() and prefix.is_absolute()):
+        problem = "the paths are not absolute"
+    elif exe.resolve() != exe or prefix.resolve() != prefix:
+        problem = "the paths go through links or '..'"
+    elif not (exe.is_file() and os.access(exe, os.X_OK) and exe.name.startswith("python")):
+        problem = "the executable is not an executable python* file of this host"
+    elif exe.parent != prefix / "bin" or prefix == Path(prefix.anchor):
+        problem = "the prefix is not the folder above the executable's bin/"
+    elif not any(prefix.glob("lib/python3*/os.py")):
+        problem = "the prefix holds no Python standard library (lib/python3.*/os.py)"
+    if problem is not None:
+        raise ValueError(f"the cache's interpreter (executable {str(executable)!r}, prefix "
+                         f"{str(prefix)!r}) is not a Python installation of this host: "
+                         f"{problem}")
+
+
 def _site_packages(venv):
     found = sorted(Path(venv).glob("lib/python3*/site-packages"))
     if not found:
@@ -176,6 +236,13 @@ class EnvironmentCache:
     as the lower layer of an overlay so a task can change its view of the environment without
     touching the cache. :meth:`verify` recomputes the content digest recorded at build time.
 
+    The digest detects a change of the tree after it was recorded (a corrupted or truncated
+    transfer, a file changed on disk); it does not prove who built the cache: whoever can write
+    an archive can also write a matching digest. :meth:`unpack` therefore checks what the host
+    can check itself (the interpreter, the entries, the digests) and, given
+    ``expected_digest``, refuses any cache but the one published through a channel you trust;
+    an unpacked cache lives in a folder of its own, which a build never takes for its result.
+
     Build one with :meth:`from_venv` (copy selected distributions out of an existing virtual
     environment: fast and offline) or :meth:`from_requirements` (``pip install`` from a local
     wheel folder, offline); move it between machines with :meth:`pack` and :meth:`unpack`.
@@ -190,7 +257,8 @@ class EnvironmentCache:
     path : pathlib.Path
         The cache folder.
     key : str
-        Content address (hex SHA-256 of the build inputs); the folder's name.
+        Content address (hex SHA-256 of the build inputs); the folder's name
+        (``unpacked-<key>`` for a cache restored by :meth:`unpack`).
     manifest : dict
         What the cache holds: ``kind``, ``python`` (executable, prefix, version),
         ``distributions`` (name -> version), ``packages``, ``env_sha256`` (content digest of
@@ -246,7 +314,10 @@ class EnvironmentCache:
 
     @property
     def python_prefix(self):
-        """Installation folder of the base interpreter (bound read-only into a sandbox)."""
+        """Installation folder of the base interpreter (bound read-only into a sandbox).
+
+        :class:`TaskSandbox` binds it only after :func:`check_python_install` accepts it.
+        """
         return Path(self.manifest["python"]["prefix"])
 
     @property
@@ -512,9 +583,36 @@ class EnvironmentCache:
             tar.add(self.path, arcname=self.key)
         return path
 
+    def content_digest(self):
+        """SHA-256 of the manifest, which records the digests of ``env/`` and ``snapshot/``.
+
+        With :meth:`verify`, this one value identifies the whole cache: publish it next to a
+        packed archive and pass it to :meth:`unpack` as ``expected_digest``.
+
+        Returns
+        -------
+        digest : str
+            Hex SHA-256 of ``manifest.json``.
+        """
+        return hashlib.sha256((self.path / _MANIFEST).read_bytes()).hexdigest()
+
     @classmethod
-    def unpack(cls, path, root=None):
-        """Restore a cache written by :meth:`pack` (its content digest is checked).
+    def unpack(cls, path, root=None, *, expected_digest=None, python=None):
+        """Restore a cache written by :meth:`pack`, refusing what this host cannot verify.
+
+        The archive must hold one cache folder named by its 64-hex-digit key with only
+        ``manifest.json``, ``env/`` and ``snapshot/``, made of plain files, folders and
+        symbolic links (no device, FIFO or hard link); its files get this process's owner and
+        lose write bits as in a build; the recomputed digests must equal the manifest's; the
+        manifest's interpreter must be ``python`` (default: the running one's base
+        interpreter), since a sandbox binds that interpreter's installation into every task.
+
+        The digests prove the archive consistent, not authentic: whoever wrote it could have
+        written matching digests. Pass ``expected_digest`` (the :meth:`content_digest` of the
+        cache you mean, obtained through a channel you trust) to refuse any other cache. The
+        restored cache goes to ``<root>/unpacked-<key>``, never to the folder a build with the
+        same inputs would return, so :meth:`from_venv` and :meth:`from_requirements` keep
+        building their own.
 
         Parameters
         ----------
@@ -522,41 +620,104 @@ class EnvironmentCache:
             The tar file.
         root : str or path-like, default=None
             Folder of the caches; default :func:`default_cache_root`.
+        expected_digest : str, default=None
+            The :meth:`content_digest` the restored cache must have. None: any self-consistent
+            cache for this host's interpreter is accepted.
+        python : str or path-like, default=None
+            The interpreter the cache must have been built for (an executable of this host);
+            default: the running interpreter's base interpreter.
 
         Returns
         -------
         cache : EnvironmentCache
-            The restored cache.
+            The restored cache (at ``<root>/unpacked-<key>``).
 
         Raises
         ------
         ValueError
-            If the archive is not a single cache folder or its content does not match its
-            manifest.
+            If the archive is not a single cache folder, holds an entry of another kind or
+            outside the digested ones, its content does not match its manifest, its
+            interpreter is not ``python`` on this host, its digest is not ``expected_digest``,
+            or another cache with the same key was unpacked into ``root`` before.
         """
+        if expected_digest is not None and not (
+                isinstance(expected_digest, str) and _KEY.fullmatch(expected_digest)):
+            raise ValueError(f"expected_digest must be a hex SHA-256 (64 lowercase hex "
+                             f"digits) or None; got {expected_digest!r}")
+        exe, prefix, version = _host_interpreter(python)
         root = Path(root) if root is not None else default_cache_root()
         root.mkdir(parents=True, exist_ok=True)
         tmp = root / f".unpack-{uuid.uuid4().hex}"
         tmp.mkdir()
+        uid, gid = os.geteuid(), os.getegid()
+
+        def own(member, dest):  # tar's safety filter, and this process owns every file
+            member = tarfile.tar_filter(member, dest)
+            return member.replace(uid=uid, gid=gid, uname=None, gname=None, deep=False)
+
         try:
-            with tarfile.open(path) as tar:
-                names = {m.name.split("/", 1)[0] for m in tar.getmembers()}
-                if len(names) != 1:
+            try:
+                tar = tarfile.open(path)
+            except tarfile.TarError as exc:
+                raise ValueError(f"{path} is not a tar file: {exc}") from None
+            with tar:
+                members = tar.getmembers()
+                names = {m.name.split("/", 1)[0] for m in members}
+                if len(names) != 1 or not _KEY.fullmatch(next(iter(names))):
                     raise ValueError(f"{path} is not a packed environment cache "
-                                     f"(top-level entries: {sorted(names)})")
-                tar.extractall(tmp, filter="tar")
-            (key,) = names
-            cache = cls(tmp / key)
-            if cache.key != key or not cache.verify():
+                                     f"(top-level entries: {sorted(names)[:5]})")
+                (key,) = names
+                for m in members:
+                    parts = m.name.split("/")
+                    if len(parts) > 1 and parts[1] not in _CACHE_ENTRIES:
+                        raise ValueError(f"{path}: refused: {m.name!r} is outside the "
+                                         f"digested entries {sorted(_CACHE_ENTRIES)}")
+                    if not (m.isreg() or m.isdir() or m.issym()):
+                        raise ValueError(f"{path}: refused: {m.name!r} is not a plain file, "
+                                         f"folder or symbolic link")
+                try:
+                    tar.extractall(tmp, filter=own)
+                except tarfile.TarError as exc:
+                    raise ValueError(f"{path}: refused: {exc}") from None
+            try:
+                cache = cls(tmp / key)
+                recorded = (cache.manifest["key"], cache.manifest["env_sha256"],
+                            cache.manifest["python"]["executable"],
+                            cache.manifest["python"]["prefix"])
+            except (ValueError, KeyError, TypeError, FileNotFoundError) as exc:
+                raise ValueError(f"{path}: not a packed environment cache (its manifest: "
+                                 f"{exc!r})") from None
+            for sub in ("env", "snapshot"):
+                if (tmp / key / sub).is_dir():
+                    _make_readonly(tmp / key / sub)
+            if recorded[0] != key or not cache.env_dir.is_dir() or not cache.verify():
                 raise ValueError(f"{path}: content does not match its manifest")
-            final = root / key
-            if not (final / _MANIFEST).is_file():
+            if (recorded[2], recorded[3]) != (str(exe), str(prefix)) or (
+                    cache.manifest["python"].get("version") != version):
+                raise ValueError(
+                    f"{path}: refused: built for the interpreter {recorded[2]!r} (prefix "
+                    f"{recorded[3]!r}, version {cache.manifest['python'].get('version')!r}); "
+                    f"this host would run it on {str(exe)!r} (prefix {str(prefix)!r}, version "
+                    f"{version!r}). A sandbox binds the interpreter's installation into every "
+                    f"task, so only an interpreter this host names is used: pass python= to "
+                    f"name another one")
+            check_python_install(exe, prefix)
+            digest = cache.content_digest()
+            if expected_digest is not None and digest != expected_digest:
+                raise ValueError(f"{path}: refused: its content digest is {digest}, not the "
+                                 f"expected_digest {expected_digest}")
+            final = root / f"{_UNPACKED}{key}"
+            if (final / _MANIFEST).is_file():
+                if cls(final).content_digest() != digest or not cls(final).verify():
+                    raise ValueError(f"{path}: another cache with key {key[:12]} was unpacked "
+                                     f"into {final} before; remove it first")
+            else:
                 os.chmod(tmp / key, 0o755)
                 os.rename(tmp / key, final)
                 os.chmod(final, 0o555)
         finally:
             _rmtree(tmp)
-        return cls(root / key)
+        return cls(final)
 
     def remove(self):
         """Delete the cache folder (no sandbox may be using it)."""

@@ -117,11 +117,13 @@ def _assemble(cfg):
         data = f"lowerdir={spec['lower']},upperdir={spec['upper']},workdir={spec['work']}"
         if cfg["userns"]:
             # user.* extended attributes: what an overlay mounted inside a user namespace uses
-            ret = _libc.mount(b"overlay", os.fsencode(target), b"overlay", ctypes.c_ulong(0),
+            ret = _libc.mount(b"overlay", os.fsencode(target), b"overlay",
+                              ctypes.c_ulong(MS_NOSUID | MS_NODEV),
                               os.fsencode(data + ",userxattr"))
             if ret == 0:
                 continue
-        _mount("overlay", target, "overlay", 0, data)
+        # no device node or set-user-ID file of a cache or workspace works inside
+        _mount("overlay", target, "overlay", MS_NOSUID | MS_NODEV, data)
     for src, dst in cfg["rw_binds"]:
         _bind(src, join(dst), readonly=False)
     for dst in ("tmp", "dev/shm"):

@@ -4,8 +4,10 @@ Method: "SWE-MiniSandbox" (ICML 2026, arXiv:2602.11210) replaces a container per
 kernel namespaces, an overlay over a pre-built environment and a per-task writable layer.
 """
 
+import errno
 import json
 import os
+import re
 import shutil
 import signal
 import stat
@@ -16,9 +18,10 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 from pathlib import Path
 
-from ._cache import EnvironmentCache, _rmtree
+from ._cache import EnvironmentCache, _rmtree, check_python_install
 from ._limits import ControlGroup, SandboxLimits
 
 __all__ = ["SandboxError", "SandboxResult", "SandboxUnavailableError", "TaskSandbox",
@@ -35,6 +38,9 @@ _LAUNCH = ('n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; sh
            'n=$((n-1)); done; exec "$@"')
 _SETUP_FAILED = 125
 _STALE_PREFIX = "task-"
+_HOSTNAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,62}[A-Za-z0-9])?")
+# the host's backstop timer and the inner select() overflow near 2**63 ns
+_MAX_TIMEOUT = 10.0**9
 _support_cache = {}
 _support_lock = threading.RLock()
 
@@ -237,12 +243,12 @@ class TaskSandbox:
     env : dict of str to str, default=None
         Extra environment variables of every run (added to a minimal environment).
     hostname : str, default="sandbox"
-        Host name inside.
+        Host name inside: 1 to 64 letters, digits, ``-`` and ``.``.
     base_dir : str or path-like, default=None
         Where the sandbox folder is created (same file system for its layers); default
         ``$SKLEARN_ICML26_SANDBOX_DIR`` or ``<tempdir>/sklearn_icml26_sandboxes-<uid>``.
     max_output_bytes : int, default=16 MiB
-        Most bytes of stdout and of stderr kept per run.
+        Most bytes of stdout and of stderr kept per run (>= 0; the rest is dropped).
 
     Attributes
     ----------
@@ -257,6 +263,11 @@ class TaskSandbox:
     ------
     SandboxUnavailableError
         When neither mode works on this machine (the message says what is missing).
+    ValueError
+        If ``hostname``, ``max_output_bytes``, ``env`` or ``workspace`` is not as described.
+    SandboxError
+        If the cache's interpreter is not a Python installation of this host (see
+        :func:`~sklearn_icml26.sandbox.EnvironmentCache.unpack`).
 
     See Also
     --------
@@ -298,15 +309,37 @@ class TaskSandbox:
                             f"{type(limits).__name__}")
         if workspace is not None and not Path(workspace).is_dir():
             raise ValueError(f"workspace must be an existing folder; got {workspace}")
-        self.cache, self.limits, self.hostname = cache, limits, str(hostname)
+        if not isinstance(hostname, str) or not _HOSTNAME.fullmatch(hostname):
+            raise ValueError(
+                "hostname must be a str of 1 to 64 letters, digits, '-' and '.' that starts "
+                f"and ends with a letter or digit (the kernel's limit is 64); got "
+                f"{_show(hostname)}")
+        if (isinstance(max_output_bytes, bool) or not isinstance(max_output_bytes, Integral)
+                or max_output_bytes < 0):
+            raise ValueError(f"max_output_bytes must be an int >= 0 (bytes kept of stdout and "
+                             f"of stderr; there is no unlimited setting); got "
+                             f"{_show(max_output_bytes)}")
+        self.cache, self.limits, self.hostname = cache, limits, hostname
+        if cache is not None:
+            self._python_prefix()
         self.workspace = Path(workspace).resolve() if workspace is not None else None
-        self.env = dict(env or {})
+        self.env = _check_env(env, "env")
         self.base_dir = Path(base_dir) if base_dir is not None else default_sandbox_dir()
         self.max_output_bytes = int(max_output_bytes)
         self.mode = check_sandbox_support(mode)
         self.path = None
         self.enforced_limits = []
         self._lock = threading.Lock()
+
+    def _python_prefix(self):
+        """The cache's interpreter installation, once this host accepts it as one."""
+        python = self.cache.manifest.get("python") or {}
+        try:
+            check_python_install(python.get("executable", ""), python.get("prefix", ""))
+        except ValueError as exc:
+            raise SandboxError(f"cache {self.cache.path}: {exc}; refusing to bind it into a "
+                               f"task") from None
+        return str(python["prefix"])
 
     # -- life cycle ----------------------------------------------------------------------------
     def __enter__(self):
@@ -369,7 +402,7 @@ class TaskSandbox:
                 binds.append((os.path.realpath(f), f))
         overlays, rw_binds = [], []
         if self.cache is not None:
-            prefix = str(self.cache.python_prefix)
+            prefix = self._python_prefix()
             if not any(prefix == d or prefix.startswith(d + "/") for d, _ in binds):
                 binds.append((prefix, prefix))
             overlays.append({"target": "/env", "lower": str(self.cache.env_dir),
@@ -415,10 +448,11 @@ class TaskSandbox:
             The command; ``argv[0]`` is looked up on the sandbox's ``PATH`` (``/env/bin``
             first).
         timeout : float, default=None
-            Wall-clock limit in seconds; past it the task's whole process tree is killed and
-            ``timed_out`` is set. None: no limit.
+            Wall-clock limit in seconds, finite and positive; past it the task's whole process
+            tree is killed and ``timed_out`` is set. None: no limit.
         input : bytes, default=None
-            Standard input of the task.
+            Standard input of the task (bytes-like; a str is refused, as by
+            ``subprocess.run`` without ``text=True``: encode it first).
         env : dict of str to str, default=None
             Extra environment variables of this run.
         cwd : str, default="/workspace"
@@ -434,13 +468,32 @@ class TaskSandbox:
         SandboxError
             If the sandbox could not be assembled (the message carries the reason).
         ValueError
-            If ``argv`` is empty or ``timeout`` is not positive.
+            If ``argv`` is empty, ``timeout`` is not a finite positive number, ``env`` holds
+            a name or value that is not a str (or holds ``=`` or a NUL), or ``cwd`` is not an
+            absolute path.
+        TypeError
+            If ``timeout`` is not a number or ``input`` is not bytes-like.
         """
         self._check_open()
         if isinstance(argv, (str, bytes)) or not len(argv):
             raise ValueError(f"argv must be a non-empty list of strings; got {argv!r}")
-        if timeout is not None and not timeout > 0:
-            raise ValueError(f"timeout must be a positive number of seconds; got {timeout!r}")
+        if timeout is not None:
+            if isinstance(timeout, bool) or not isinstance(timeout, Real):
+                raise TypeError(f"timeout must be a number of seconds or None; got "
+                                f"{_show(timeout)}")
+            if not 0 < timeout <= _MAX_TIMEOUT:  # False for nan and inf as well
+                raise ValueError(f"timeout must be a positive, finite number of seconds up "
+                                 f"to {_MAX_TIMEOUT:.0e} (None: no limit); got "
+                                 f"{_show(timeout)}")
+            timeout = float(timeout)
+        if input is not None and not isinstance(input, (bytes, bytearray, memoryview)):
+            raise TypeError(f"input must be bytes (the task's standard input, as "
+                            f"subprocess.run takes it without text=True; encode text first, "
+                            f"e.g. text.encode()) or None; got {_show(input)}")
+        env = _check_env(env, "env")
+        if not isinstance(cwd, str) or not cwd.startswith("/"):
+            raise ValueError(f"cwd must be an absolute path inside the sandbox (a str); got "
+                             f"{_show(cwd)}")
         with self._lock:
             return self._run(argv, timeout, input, env, cwd)
 
@@ -463,7 +516,7 @@ class TaskSandbox:
         stdin = subprocess.DEVNULL
         if input is not None:
             in_path = self.path / f"stdin-{run_id}"
-            in_path.write_bytes(input)
+            in_path.write_bytes(bytes(input))
             stdin = open(in_path, "rb")
         start = time.perf_counter()
         killer = None
@@ -516,25 +569,46 @@ class TaskSandbox:
         Returns
         -------
         changes : list of Change
-            Sorted; ``kind`` is ``"written"`` (created or modified file, link or folder
-            created) or ``"deleted"`` (overlay whiteout of a file of the cache or snapshot).
+            Sorted; ``kind`` is ``"written"`` (a file, link, FIFO or socket created or
+            modified; a folder created, or emptied and made again over one of the cache or
+            snapshot) or ``"deleted"`` (overlay whiteout of an entry of the cache or snapshot).
+            A folder that only holds changes of its own is not listed by itself.
         """
         self._check_open()
         changes = []
-        for layer, mount in (("env", "/env"), ("workspace", "/workspace")):
+        for layer, mount, lower in self._layers():
             top = self.path / "upper" / layer
             for dirpath, dirnames, filenames in os.walk(top):
-                for name in filenames + [d for d in dirnames
-                                         if os.path.islink(os.path.join(dirpath, d))]:
+                for name in filenames + dirnames:
                     full = os.path.join(dirpath, name)
-                    rel = mount + "/" + os.path.relpath(full, top)
+                    rel = os.path.relpath(full, top)
                     st = os.lstat(full)
-                    deleted = stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
-                    changes.append(Change(rel, "deleted" if deleted else "written"))
+                    if stat.S_ISDIR(st.st_mode):
+                        # a copied-up parent of a change is not a change; a new folder, or
+                        # one made opaque (deleted, then made again), is
+                        was_dir = lower is not None and os.path.isdir(lower / rel) and \
+                            not os.path.islink(lower / rel)
+                        if was_dir and not _opaque(full):
+                            continue
+                        kind = "written"
+                    else:
+                        deleted = stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
+                        kind = "deleted" if deleted else "written"
+                    changes.append(Change(f"{mount}/{rel}", kind))
         return sorted(changes)
+
+    def _layers(self):
+        lower_ws = self.workspace or (self.cache.snapshot_dir if self.cache is not None
+                                      else None)
+        return (("env", "/env", self.cache.env_dir if self.cache is not None else None),
+                ("workspace", "/workspace", lower_ws))
 
     def read_file(self, path):
         """Bytes of a file the task wrote (from the sandbox's writable layer).
+
+        Only a regular file is read, and never by following what the task may have put in
+        its place: a folder, FIFO, socket or device is refused at once (reading a FIFO would
+        wait for a writer that will never come).
 
         Parameters
         ----------
@@ -549,21 +623,95 @@ class TaskSandbox:
         Raises
         ------
         FileNotFoundError
-            If the task did not write that file.
+            If the task did not write that file, or deleted it (the message names ``path``
+            inside the sandbox).
+        IsADirectoryError
+            If ``path`` is a folder.
         ValueError
-            If ``path`` is not under ``/workspace`` or ``/env``, or leaves it through ``..`` or
-            a link.
+            If ``path`` is not under ``/workspace`` or ``/env``, leaves it through ``..`` or
+            a link, or is not a regular file (a FIFO, socket or device).
         """
         self._check_open()
+        if not isinstance(path, str):
+            raise ValueError(f"path must be a str under /workspace/ or /env/; got "
+                             f"{_show(path)}")
         for layer in ("workspace", "env"):
             prefix = f"/{layer}/"
-            if str(path).startswith(prefix):
+            if path.startswith(prefix):
                 top = (self.path / "upper" / layer).resolve()
-                target = (top / str(path)[len(prefix):]).resolve()
+                target = (top / path[len(prefix):]).resolve()
                 if target != top and top not in target.parents:
                     raise ValueError(f"{path} leaves the sandbox's /{layer}")
-                return target.read_bytes()
+                return _read_regular(target, path)
         raise ValueError(f"path must be under /workspace/ or /env/; got {path!r}")
+
+
+def _opaque(path):
+    """Whether an overlay upper folder hides the lower one (it was deleted, then made)."""
+    for attr in ("trusted.overlay.opaque", "user.overlay.opaque"):
+        try:
+            if os.getxattr(path, attr, follow_symlinks=False) == b"y":
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def _read_regular(target, shown):
+    """Content of the regular file ``target``; errors name ``shown``, never the host path."""
+    try:
+        # O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer;
+        # O_NOFOLLOW: a link put in place after the check above is not followed
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise FileNotFoundError(errno.ENOENT, "the task wrote no such file", shown) from None
+    except IsADirectoryError:
+        raise IsADirectoryError(errno.EISDIR, "a folder, not a file", shown) from None
+    except OSError as exc:  # ELOOP (a link swapped in), ENXIO (a socket), EACCES, ...
+        raise ValueError(f"{shown} cannot be read as a file the task wrote: "
+                         f"{os.strerror(exc.errno)}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "a folder, not a file", shown)
+        if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
+            raise FileNotFoundError(errno.ENOENT, "the task deleted this file", shown)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"{shown} is not a regular file (it is a "
+                             f"{_KINDS.get(stat.S_IFMT(st.st_mode), 'special file')}); only "
+                             f"regular files are read")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as fh:
+            fd = None
+            return fh.read()
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+_KINDS = {stat.S_IFIFO: "FIFO", stat.S_IFSOCK: "socket", stat.S_IFCHR: "character device",
+          stat.S_IFBLK: "block device", stat.S_IFLNK: "symbolic link"}
+
+
+def _show(value):
+    """``value`` as a message shows what arrived: its repr (shortened) and its type."""
+    text = repr(value)
+    if len(text) > 80:
+        text = text[:60] + f"... ({len(text)} characters)"
+    return f"{text} ({type(value).__name__})"
+
+
+def _check_env(env, name):
+    if env is None:
+        return {}
+    if not isinstance(env, dict):
+        raise ValueError(f"{name} must be a dict of str to str or None; got {_show(env)}")
+    for key, value in env.items():
+        if not (isinstance(key, str) and isinstance(value, str)) or "=" in key or not key \
+                or "\0" in key + value:
+            raise ValueError(f"{name} must map names (str without '=' or NUL) to values "
+                             f"(str without NUL); got {key!r}: {_show(value)}")
+    return dict(env)
 
 
 def _killpg(pid):
