@@ -660,26 +660,21 @@ def _opaque(path):
 def _read_regular(target, shown):
     """Content of the regular file ``target``; errors name ``shown``, never the host path."""
     try:
-        # O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer;
-        # O_NOFOLLOW: a link put in place after the check above is not followed
+        st = os.lstat(target)
+    except FileNotFoundError:
+        raise FileNotFoundError(errno.ENOENT, "the task wrote no such file", shown) from None
+    _check_regular(st, shown)
+    try:
+        # O_NONBLOCK: a FIFO swapped in after the check opens at once instead of waiting for
+        # a writer; O_NOFOLLOW: a link swapped in is not followed; fstat checks again
         fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     except FileNotFoundError:
         raise FileNotFoundError(errno.ENOENT, "the task wrote no such file", shown) from None
-    except IsADirectoryError:
-        raise IsADirectoryError(errno.EISDIR, "a folder, not a file", shown) from None
-    except OSError as exc:  # ELOOP (a link swapped in), ENXIO (a socket), EACCES, ...
+    except OSError as exc:  # ELOOP (a link swapped in), ENXIO, EACCES, ...
         raise ValueError(f"{shown} cannot be read as a file the task wrote: "
                          f"{os.strerror(exc.errno)}") from None
     try:
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise IsADirectoryError(errno.EISDIR, "a folder, not a file", shown)
-        if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
-            raise FileNotFoundError(errno.ENOENT, "the task deleted this file", shown)
-        if not stat.S_ISREG(st.st_mode):
-            raise ValueError(f"{shown} is not a regular file (it is a "
-                             f"{_KINDS.get(stat.S_IFMT(st.st_mode), 'special file')}); only "
-                             f"regular files are read")
+        _check_regular(os.fstat(fd), shown)
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb") as fh:
             fd = None
@@ -687,6 +682,17 @@ def _read_regular(target, shown):
     finally:
         if fd is not None:
             os.close(fd)
+
+
+def _check_regular(st, shown):
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "a folder, not a file", shown)
+    if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:  # overlay whiteout
+        raise FileNotFoundError(errno.ENOENT, "the task deleted this file", shown)
+    if not stat.S_ISREG(st.st_mode):
+        kind = _KINDS.get(stat.S_IFMT(st.st_mode), "special file")
+        raise ValueError(f"{shown} is not a regular file (it is a {kind}); only regular "
+                         f"files are read")
 
 
 _KINDS = {stat.S_IFIFO: "FIFO", stat.S_IFSOCK: "socket", stat.S_IFCHR: "character device",

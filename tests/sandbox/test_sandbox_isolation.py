@@ -428,3 +428,116 @@ def test_errors_name_what_is_wrong(cache, monkeypatch):
     with pytest.raises(SandboxUnavailableError,
                        match="userns mode: overlay mount: EPERM; root mode: root mode needs"):
         check_sandbox_support()
+
+
+def test_read_file_never_hangs_or_shows_host_paths(cache):
+    # issue 40 item 8: a FIFO blocked the host; a folder gave the host path
+    with TaskSandbox(cache) as box:
+        res = box.run(_py("""
+            import os, socket
+            os.mkfifo("/workspace/fifo")
+            os.makedirs("/workspace/folder/inner")
+            socket.socket(socket.AF_UNIX).bind("/workspace/sock")
+            os.symlink("fifo", "/workspace/link-to-fifo")
+            open("/workspace/plain", "w").write("data")
+        """), timeout=60)
+        assert res.returncode == 0, res.stderr
+        host = str(box.path)
+        outcome = {}
+
+        def read(path):
+            try:
+                outcome[path] = box.read_file(path)
+            except Exception as exc:  # noqa: BLE001 - the test inspects it
+                outcome[path] = exc
+
+        for path in ("/workspace/fifo", "/workspace/link-to-fifo", "/workspace/sock"):
+            reader = threading.Thread(target=read, args=(path,), daemon=True)
+            reader.start()
+            reader.join(30)
+            if reader.is_alive():  # release the host before failing
+                os.close(os.open(box.upper / "workspace" / "fifo", os.O_WRONLY | os.O_NONBLOCK))
+                reader.join(30)
+                pytest.fail(f"read_file({path!r}) blocked the host")
+            exc = outcome[path]
+            assert isinstance(exc, ValueError), exc
+            assert "not a regular file" in str(exc) and host not in str(exc)
+        assert "FIFO" in str(outcome["/workspace/fifo"])
+        assert "socket" in str(outcome["/workspace/sock"])
+        with pytest.raises(IsADirectoryError) as info:
+            box.read_file("/workspace/folder")
+        assert info.value.filename == "/workspace/folder" and host not in str(info.value)
+        with pytest.raises(FileNotFoundError) as info:
+            box.read_file("/workspace/never-written")
+        assert info.value.filename == "/workspace/never-written" and host not in str(info.value)
+        assert box.read_file("/workspace/plain") == b"data"
+
+
+def test_changed_files_lists_created_folders(cache, tmp_path):
+    # issue 40 item 8: created folders were missing although the docstring lists them
+    ws = tmp_path / "ws"
+    (ws / "kept").mkdir(parents=True)
+    (ws / "kept" / "file.txt").write_text("a")
+    (ws / "remade").mkdir()
+    (ws / "remade" / "old.txt").write_text("b")
+    (ws / "gone.txt").write_text("c")
+    with TaskSandbox(cache, workspace=ws) as box:
+        res = box.run(["/bin/sh", "-c",
+                       "echo more >> /workspace/kept/file.txt; mkdir -p /workspace/new/deeper; "
+                       "mkdir /workspace/empty /env/made; rm -r /workspace/remade; "
+                       "mkdir /workspace/remade; rm /workspace/gone.txt"], timeout=60)
+        assert res.returncode == 0, res.stderr
+        assert box.changed_files() == sorted([
+            Change("/env/made"), Change("/workspace/empty"),
+            Change("/workspace/kept/file.txt"),  # its folder only holds the change: not listed
+            Change("/workspace/new"), Change("/workspace/new/deeper"),
+            Change("/workspace/remade"),  # deleted, then made again: an opaque folder
+            Change("/workspace/gone.txt", "deleted"),
+        ])
+        with pytest.raises(FileNotFoundError, match="the task deleted this file"):
+            box.read_file("/workspace/gone.txt")
+
+
+def test_run_and_constructor_arguments_are_checked_up_front(cache):
+    # issue 40 item 10: each failed late, raw, in a background thread, or was accepted
+    errors = []
+    previous = threading.excepthook
+    threading.excepthook = errors.append
+    try:
+        with TaskSandbox(cache) as box:
+            for kwargs, exc_type, shown in [
+                ({"timeout": float("inf")}, ValueError, "got inf (float)"),
+                ({"timeout": float("nan")}, ValueError, "got nan (float)"),
+                ({"timeout": 1e300}, ValueError, "got 1e+300 (float)"),
+                ({"timeout": -1}, ValueError, "got -1 (int)"),
+                ({"timeout": "5"}, TypeError, "got '5' (str)"),
+                ({"timeout": True}, TypeError, "got True (bool)"),
+                ({"input": "abc"}, TypeError, "got 'abc' (str)"),
+                ({"env": {"A": 1}}, ValueError, "got 'A': 1 (int)"),
+                ({"cwd": "relative"}, ValueError, "got 'relative' (str)"),
+            ]:
+                name = next(iter(kwargs))
+                with pytest.raises(exc_type, match=f"^{name} must ") as info:
+                    box.run(["/bin/cat"], **kwargs)
+                assert shown in str(info.value), str(info.value)
+            # what is accepted still works: a numpy timeout, bytes-like input
+            import numpy as np
+
+            res = box.run(["/bin/cat"], timeout=np.float32(30), input=bytearray(b"abc"))
+            assert res.returncode == 0 and res.stdout == b"abc"
+        for kwargs, shown in [({"hostname": "h" * 100}, "(102 characters) (str)"),
+                              ({"hostname": None}, "got None (NoneType)"),
+                              ({"hostname": "a\nb"}, "got 'a\\nb' (str)"),
+                              ({"max_output_bytes": -1}, "got -1 (int)"),
+                              ({"max_output_bytes": 2.5}, "got 2.5 (float)"),
+                              ({"env": {"A=B": "c"}}, "got 'A=B'")]:
+            name = next(iter(kwargs))
+            with pytest.raises(ValueError, match=f"^{name} must ") as info:
+                TaskSandbox(cache, **kwargs)
+            assert shown in str(info.value), str(info.value)
+        with TaskSandbox(cache, hostname="h" * 64, max_output_bytes=2) as box:
+            res = box.run(["/bin/hostname"], timeout=30)
+            assert res.returncode == 0 and res.stdout == b"hh"
+    finally:
+        threading.excepthook = previous
+    assert errors == []
