@@ -316,7 +316,8 @@ class EnvironmentCache:
     def python_prefix(self):
         """Installation folder of the base interpreter (bound read-only into a sandbox).
 
-        :class:`TaskSandbox` binds it only after :func:`check_python_install` accepts it.
+        :class:`TaskSandbox` binds it only once it is one Python installation of this host
+        (the folder above the recorded executable's ``bin/``, holding a standard library).
         """
         return Path(self.manifest["python"]["prefix"])
 
@@ -552,7 +553,10 @@ class EnvironmentCache:
         return tree_digest(self.env_dir)
 
     def verify(self):
-        """Whether the environment (and snapshot) are byte-identical to what was built.
+        """Whether the environment (and snapshot) are byte-identical to what the manifest records.
+
+        This detects any change made after the digests were written (a corrupted transfer, a
+        file changed on disk), not a tree and manifest changed together: see :meth:`unpack`.
 
         Returns
         -------
