@@ -823,9 +823,9 @@ default="adamw"
     n_extra_parameters_ : int
         Parameters the mask adds to the plain ViT: ``depth * num_heads * (n_curves + 1)`` for
         ``"learned"``.
-    pixel_mean_ : float
+    mean_ : float
         Mean of the training pixels (weighted by ``sample_weight``).
-    pixel_scale_ : float
+    scale_ : float
         Their standard deviation (1 when constant).
     net_ : skorch.NeuralNet
         {net_}
@@ -1016,7 +1016,7 @@ default="adamw"
         used = curves if self.mask in ("learned", "fixed") else ()
         self.curve_positions_ = (np.stack([curve_positions(gh, gw, k) for k in used]) if used
                                  else np.zeros((0, self.n_tokens_), dtype=np.int64))
-        self.pixel_mean_, self.pixel_scale_ = _pixel_statistics(X, sw)
+        self.mean_, self.scale_ = _pixel_statistics(X, sw)
         codes = encoder.transform(y).astype(np.int64)
         self._fit_net(self._standardise(X), codes, sw, n_outputs=len(self.classes_),
                       context=FitContext(patch=patch, curves=curves, decay_init=decay_init))
@@ -1040,7 +1040,7 @@ default="adamw"
     def _standardise(self, X):
         # on power-of-two pre-scaled values: X - mean cannot overflow, ordinary inputs give
         # (X - mean) / scale bit for bit
-        return _standardize(X, self.pixel_mean_, self.pixel_scale_)
+        return _standardize(X, self.mean_, self.scale_)
 
     def _validated(self, X):
         check_is_fitted(self)
