@@ -962,18 +962,6 @@ class TorchEstimatorMixin:
                 f"({torch.__version__}); use device='cpu'."
             )
 
-    def _optimizer_class(self):
-        """The optimizer class named by ``optimizer``."""
-        return _resolve_optimizer(self.optimizer)
-
-    def _optimizer_kwargs(self, optimizer_class=None):
-        """Validated ``optimizer_params`` as skorch's ``optimizer__<key>`` keyword arguments
-        (``{}`` for an estimator without the parameter)."""
-        optimizer_class = self._optimizer_class() if optimizer_class is None else optimizer_class
-        params = _check_optimizer_params(getattr(self, "optimizer_params", None),
-                                         optimizer_class)
-        return {f"optimizer__{key}": value for key, value in params.items()}
-
     def _validation_split(self, inputs, y):
         """``(train_inputs, train_y, _Validation)`` when ``early_stopping`` is on."""
         n = len(inputs["X"])
