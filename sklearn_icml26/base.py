@@ -165,6 +165,9 @@ class FitContext(types.SimpleNamespace):
         The attributes.
     """
 
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+
 
 @contextlib.contextmanager
 def seeded_torch(random_state, device="cpu"):
