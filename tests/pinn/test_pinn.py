@@ -160,7 +160,7 @@ def test_loo_correction_needs_linear_model_and_exact_hessian(rf):
 def small():
     problem = heat_1d()
     X = make_pde_collocation(problem, 100, 10, 10, random_state=0)
-    pinn = PINNRegressor(problem, hidden_layer_sizes=(16, 16), solver="adam", n_iter_adam=100,
+    pinn = PINNRegressor(problem, hidden_layer_sizes=(16, 16), solver="adam", max_epochs=100,
                          lr=1e-2, random_state=0).fit(X)
     X_test = make_pde_collocation(problem, 40, 4, 4, random_state=3)
     exact = PINNInfluence(pinn, hessian="exact_topk", projection_dim=50).fit()
@@ -233,14 +233,14 @@ def test_captum_arnoldi_parity(small, tmp_path):
 def test_lbfgs_improves_on_adam():
     problem = heat_1d()
     X = make_pde_collocation(problem, 60, 8, 8, random_state=0)
-    kw = dict(hidden_layer_sizes=(8,), n_iter_adam=30, n_iter_lbfgs=40, random_state=0)
+    kw = dict(hidden_layer_sizes=(8,), max_epochs=30, max_iter=40, random_state=0)
     adam = PINNRegressor(problem, solver="adam", **kw).fit(X)
     both = PINNRegressor(problem, solver="adam+lbfgs", **kw).fit(X)
-    np.testing.assert_allclose(both.loss_history_[:30], adam.loss_history_)
-    assert both.loss_history_[-1] < 0.5 * adam.loss_history_[-1]
+    np.testing.assert_allclose(both.loss_curve_[:30], adam.loss_curve_)
+    assert both.loss_curve_[-1] < 0.5 * adam.loss_curve_[-1]
     assert 30 < both.n_iter_ <= 70
     only = PINNRegressor(problem, solver="lbfgs", **kw).fit(X)
-    assert only.n_iter_ <= 40 and only.loss_history_[-1] < only.loss_history_[0]
+    assert only.n_iter_ <= 40 and only.loss_curve_[-1] < only.loss_curve_[0]
 
 
 def test_training_objective_is_weighted_mean_per_term():
@@ -249,16 +249,14 @@ def test_training_objective_is_weighted_mean_per_term():
     # wrong scale, so check the value: a tiny step leaves the parameters where they were)
     problem = heat_1d()
     X = make_pde_collocation(problem, 50, 7, 9, random_state=3)
-    pinn = PINNRegressor(problem, hidden_layer_sizes=(6,), solver="adam", n_iter_adam=2,
+    pinn = PINNRegressor(problem, hidden_layer_sizes=(6,), solver="adam", max_epochs=2,
                          lr=1e-14, loss_weights={"ic": 3.0}, random_state=0).fit(X)
     rho = pinn.residuals(X)
     M = pinn.point_terms_
     expected = sum(w * (rho[M[:, k], k] ** 2).mean()
                    for k, w in enumerate(pinn.loss_weights_))
-    assert pinn.loss_history_.shape == (2,)
-    np.testing.assert_allclose(pinn.loss_history_[-1], expected, rtol=1e-9)
-    # ... and it is the loss the optimiser differentiates (skorch's train_loss)
-    np.testing.assert_allclose(pinn.net_.history[-1, "train_loss"], expected, rtol=1e-9)
+    assert len(pinn.loss_curve_) == 2 and pinn.n_iter_ == 2
+    np.testing.assert_allclose(pinn.loss_curve_[-1], expected, rtol=1e-9)
 
 
 def test_data_term_and_loss_weights():
@@ -266,7 +264,7 @@ def test_data_term_and_loss_weights():
     X = make_pde_collocation(problem, 40, 6, 6, random_state=0)
     y = np.full(len(X), np.nan)
     y[:10] = np.sin(np.pi * X[:10, 0]) * np.exp(-X[:10, 1])
-    pinn = PINNRegressor(problem, hidden_layer_sizes=(8,), solver="adam", n_iter_adam=5,
+    pinn = PINNRegressor(problem, hidden_layer_sizes=(8,), solver="adam", max_epochs=5,
                          loss_weights={"data": 2.0}, random_state=0).fit(X, y)
     assert pinn.loss_term_names_ == ["pde", "ic", "bc", "data"]
     np.testing.assert_array_equal(pinn.point_terms_[:, 3], ~np.isnan(y))
@@ -277,8 +275,8 @@ def test_plain_mlp_mode_regresses():
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(200, 2))
     y = np.sin(X[:, 0]) + X[:, 1] ** 2
-    reg = PINNRegressor(hidden_layer_sizes=(8,), solver="adam+lbfgs", n_iter_adam=20,
-                        n_iter_lbfgs=60, random_state=0).fit(X, y)
+    reg = PINNRegressor(hidden_layer_sizes=(8,), solver="adam+lbfgs", max_epochs=20,
+                        max_iter=60, random_state=0).fit(X, y)
     assert reg.score(X, y) > 0.99
 
 
@@ -290,7 +288,7 @@ def _bad_shape_residual(x, d):
 def test_errors_name_the_argument():
     problem = heat_1d()
     X = make_pde_collocation(problem, 30, 4, 4, random_state=0)
-    quick = dict(hidden_layer_sizes=(4,), solver="adam", n_iter_adam=1)
+    quick = dict(hidden_layer_sizes=(4,), solver="adam", max_epochs=1)
     with pytest.raises(ValueError, match="X has 3 columns but problem.bounds has 2"):
         PINNRegressor(problem, **quick).fit(np.c_[X, X[:, :1]])
     with pytest.raises(ValueError, match="outside problem.bounds"):
@@ -331,7 +329,7 @@ def test_optimizer_params_reach_adam():
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(40, 2))
     y = X[:, 0] - X[:, 1]
-    kw = dict(hidden_layer_sizes=(4,), solver="adam", n_iter_adam=10, lr=0.05, random_state=0)
+    kw = dict(hidden_layer_sizes=(4,), solver="adam", max_epochs=10, lr=0.05, random_state=0)
     default = PINNRegressor(**kw).fit(X, y)
     same = PINNRegressor(optimizer_params={"betas": (0.9, 0.999)}, **kw).fit(X, y)
     other = PINNRegressor(optimizer_params={"betas": (0.5, 0.9)}, **kw).fit(X, y)
@@ -340,7 +338,7 @@ def test_optimizer_params_reach_adam():
 
 
 # -- regressions -------------------------------------------------------------------------------
-_REPRO_KW = dict(hidden_layer_sizes=(6,), n_iter_adam=20, n_iter_lbfgs=5, random_state=0)
+_REPRO_KW = dict(hidden_layer_sizes=(6,), max_epochs=20, max_iter=5, random_state=0)
 
 
 @pytest.fixture(scope="module")
@@ -358,10 +356,8 @@ def test_fitted_pinn_pickles_for_every_solver(heat_small, solver):
     pinn = PINNRegressor(problem, solver=solver, **_REPRO_KW, **extra).fit(X)
     restored = pickle.loads(pickle.dumps(pinn))
     np.testing.assert_array_equal(restored.predict(X), pinn.predict(X))
-    np.testing.assert_array_equal(restored.loss_history_, pinn.loss_history_)
-    if solver != "lstsq":
-        lbfgs = isinstance(restored.net_.optimizer_, torch.optim.LBFGS)
-        assert lbfgs == (solver != "adam")
+    np.testing.assert_array_equal(restored.loss_curve_, pinn.loss_curve_)
+    assert isinstance(pinn.loss_curve_, list) and len(pinn.loss_curve_) == pinn.n_iter_
 
 
 def test_finite_divergence_warns(heat_small):
@@ -371,8 +367,8 @@ def test_finite_divergence_warns(heat_small):
     with pytest.warns(ConvergenceWarning, match="rose a hundredfold or more over the fit"):
         diverged = PINNRegressor(problem, lr=1e10, solver="adam", **_REPRO_KW).fit(X)
     # the loss is finite but has exploded (1.9e1 -> 4e20); the solution is bounded by 1
-    assert np.isfinite(diverged.loss_history_[-1])
-    assert diverged.loss_history_[-1] > 1e10 * diverged.loss_history_[0]
+    assert np.isfinite(diverged.loss_curve_[-1])
+    assert diverged.loss_curve_[-1] > 1e10 * diverged.loss_curve_[0]
     import warnings
 
     with warnings.catch_warnings():
