@@ -80,7 +80,7 @@ def _grid(problem, n):
 
 def _fit(problem, X, seed, settings, hidden=(32, 32, 32)):
     pinn = PINNRegressor(problem, hidden_layer_sizes=hidden, solver=settings["solver"],
-                         n_iter_adam=settings["adam"], n_iter_lbfgs=settings["lbfgs"],
+                         max_epochs=settings["adam"], max_iter=settings["lbfgs"],
                          random_state=seed)
     start = time.perf_counter()
     pinn.fit(X)
@@ -118,7 +118,7 @@ def run_case(name, config, seed, settings):
         "n_points": list(points), "hidden_layer_sizes": list(HIDDEN[name]),
         "n_params": inf.n_params_,
         "relative_l2": pinn.relative_l2_error(grid),
-        "final_loss": float(pinn.loss_history_[-1]), "n_iter": pinn.n_iter_,
+        "final_loss": float(pinn.loss_curve_[-1]), "n_iter": pinn.n_iter_,
         "residual_mean": float(res.mean()), "residual_max": float(res.max()),
         "loss_fractions": {k: float(frac[:, j].mean()) for j, k in enumerate(names)},
         "loss_fractions_by_time_bin": {k: [float(frac[bins == b, j].mean()) for b in range(5)]
@@ -130,7 +130,7 @@ def run_case(name, config, seed, settings):
         "n_kept_eigenvalues": int(inf.eigenvalues_.size),
         "n_negative_ritz_values": inf.n_negative_eigenvalues_,
         "fit_seconds": fit_s, "influence_seconds": inf_s,
-        "influence_seconds_parts": inf.fit_seconds_, "peak_memory_mb": None,
+        "influence_seconds_parts": inf.fit_time_parts_, "peak_memory_mb": None,
     }
     return row
 
@@ -174,8 +174,8 @@ def run_captum(settings):
 
     problem = heat_1d()
     X = make_pde_collocation(problem, 200, 20, 20, random_state=0)
-    pinn = PINNRegressor(problem, hidden_layer_sizes=(16, 16), n_iter_adam=settings["adam"],
-                         n_iter_lbfgs=settings["lbfgs"], random_state=0).fit(X)
+    pinn = PINNRegressor(problem, hidden_layer_sizes=(16, 16), max_epochs=settings["adam"],
+                         max_iter=settings["lbfgs"], random_state=0).fit(X)
     X_test = make_pde_collocation(problem, 100, 0, 0, random_state=7)
     rows = []
     exact = PINNInfluence(pinn, hessian="exact_topk", projection_dim=20)
@@ -216,7 +216,7 @@ def run_exact_timing(settings):
     torch.set_num_threads(1)
     problem = heat_1d()
     X = make_pde_collocation(problem, *settings["points"][("heat_1d", "good")], random_state=0)
-    pinn = PINNRegressor(problem, solver="adam", n_iter_adam=10, random_state=0).fit(X)
+    pinn = PINNRegressor(problem, solver="adam", max_epochs=10, random_state=0).fit(X)
     inf = PINNInfluence(pinn, hessian="exact")
     start = time.perf_counter()
     inf.fit()
@@ -224,7 +224,7 @@ def run_exact_timing(settings):
     return [{"dataset": "heat_1d 2-32-32-32-1, 1200 points", "method":
              "PINNInfluence(hessian='exact')", "n_params": inf.n_params_,
              "n_negative_eigenvalues": inf.n_negative_eigenvalues_,
-             "hessian_seconds": inf.fit_seconds_["hessian"], "fit_seconds": sec,
+             "hessian_seconds": inf.fit_time_parts_["hessian"], "fit_seconds": sec,
              "peak_memory_mb": None}]
 
 

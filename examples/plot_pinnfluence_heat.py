@@ -35,8 +35,8 @@ results = {}
 for name, points in (("good (300/30/30 points)", (300, 30, 30)),
                      ("failed (10/2/2 points)", (10, 2, 2))):
     X = make_pde_collocation(problem, *points, random_state=0)
-    pinn = PINNRegressor(problem, hidden_layer_sizes=(16, 16), n_iter_adam=300,
-                         n_iter_lbfgs=300, random_state=0).fit(X)
+    pinn = PINNRegressor(problem, hidden_layer_sizes=(16, 16), max_epochs=300,
+                         max_iter=300, random_state=0).fit(X)
     influence = PINNInfluence(pinn, hessian="arnoldi", arnoldi_dim=60,
                               projection_dim=20).fit()
     results[name] = dict(X=X, error=np.abs(pinn.predict(grid) - exact),

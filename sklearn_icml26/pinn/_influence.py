@@ -106,9 +106,8 @@ class PINNInfluence(BaseEstimator):
         A fitted PINN.
     hessian : {"auto", "exact", "exact_topk", "arnoldi"}, default="auto"
         Inverse-Hessian approximation; ``"auto"`` is ``"exact"`` up to 1,000 trained
-        parameters and ``"arnoldi"`` beyond (measured on one shared CPU core: the exact
-        Hessian took about 1 s at 337 parameters and 174 s at 2,241, where the
-        Arnoldi(200) Hessian step took 18 to 26 s).
+        parameters and ``"arnoldi"`` beyond (the exact Hessian's cost grows with the cube of
+        the parameter count; see :ref:`user_guide_pinn` for timings).
     arnoldi_dim : int, default=200
         Krylov dimension ``m`` (number of Hessian-vector products) of ``"arnoldi"``.
     projection_dim : int, default=50
@@ -163,8 +162,17 @@ class PINNInfluence(BaseEstimator):
         Loss terms of each training point.
     loss_term_names_ : list of str
         Names of the loss terms.
-    fit_seconds_ : dict of str to float
-        Seconds spent on the per-point gradients, the Hessian (or Arnoldi) and the projection.
+    module_ : torch.nn.Module
+        A float64 CPU copy of the PINN's network at fit time (later refits of the PINN do
+        not change the influences).
+    train_gradients_ : ndarray of shape (n_train, n_params_)
+        Gradient of each training point's loss (``H Delta_i`` with ``loo_correction``): the
+        right-hand side of :meth:`grad_dot`.
+    fit_time_ : float
+        Seconds :meth:`fit` took.
+    fit_time_parts_ : dict of str to float
+        Seconds spent on the per-point gradients (``"gradients"``), the Hessian or Arnoldi
+        step (``"hessian"``) and the projection (``"projection"``).
 
     See Also
     --------
@@ -186,7 +194,7 @@ class PINNInfluence(BaseEstimator):
     >>> from sklearn_icml26.pinn import PINNInfluence, PINNRegressor, heat_1d
     >>> problem = heat_1d()
     >>> X = make_pde_collocation(problem, 60, 10, 10, random_state=0)
-    >>> pinn = PINNRegressor(problem, hidden_layer_sizes=(8,), solver="adam", n_iter_adam=20,
+    >>> pinn = PINNRegressor(problem, hidden_layer_sizes=(8,), solver="adam", max_epochs=20,
     ...                      random_state=0).fit(X)
     >>> inf = PINNInfluence(pinn, hessian="exact").fit()
     >>> inf.influence(X[:5]).shape
@@ -280,17 +288,19 @@ class PINNInfluence(BaseEstimator):
             return est.loss_weights_ / counts
         return est.loss_weights_.astype(np.float64)
 
-    def _hvp_closure(self):
-        """``hvp(v)`` of the summed (weighted) loss; the gradient graph is built once."""
-        net, names = self._net, self._names
+    def _hvp_closure(self, X, M, Y):
+        """``hvp(v)`` of the summed (weighted) loss at the training points ``X`` (masks ``M``,
+        targets ``Y``); the gradient graph is built once."""
+        net = self.module_
+        names = list(split_state(net)[0])
         params = [dict(net.named_parameters())[k] for k in names]
-        c = self._tensor(self._coefs_)
+        c = self._tensor(self._coefs())
         grads = None
         chunks = []
-        for start in range(0, self._X.shape[0], self.batch_size):
+        for start in range(0, X.shape[0], self.batch_size):
             sl = slice(start, start + self.batch_size)
-            y = None if self._Y is None else self._Y[sl]
-            r = batched_residuals(net, self._problem, self._X[sl], self._M[sl], y)
+            y = None if Y is None else Y[sl]
+            r = batched_residuals(net, self.estimator_.problem, X[sl], M[sl], y)
             loss = (r**2 * c).sum()
             g = torch.autograd.grad(loss, params, create_graph=True, allow_unused=True)
             g = [torch.zeros_like(p) if gi is None else gi
@@ -366,7 +376,6 @@ class PINNInfluence(BaseEstimator):
         G = torch.einsum("k,kpq->pq", c, Gk)
         n, K, p = J.shape
         grads = torch.zeros(n, K, p, dtype=J.dtype)
-        leverage = torch.zeros(n, K, dtype=J.dtype)
         patterns, inverse = np.unique(M, axis=0, return_inverse=True)
         inverse = np.ravel(inverse)
         eye = torch.eye(K, dtype=J.dtype)
@@ -391,8 +400,7 @@ class PINNInfluence(BaseEstimator):
             delta = a[:, :, None] * GU - GE[None]  # (m, K, p): Delta_ik
             two_g = 2.0 * (a[:, :, None] * U - e[None])  # 2 G_D Delta_ik, without a solve
             grads[idx] = two_g + delta @ (H - 2.0 * GD)
-            leverage[idx] = torch.diagonal(P, dim1=1, dim2=2)
-        return grads, leverage.numpy()
+        return grads
 
     # -- fit -----------------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
@@ -423,6 +431,7 @@ class PINNInfluence(BaseEstimator):
         """
         import time
 
+        start = time.perf_counter()
         est = self._check_estimator()
         self.estimator_ = est
         if X is None:
@@ -440,17 +449,15 @@ class PINNInfluence(BaseEstimator):
         self.X_train_ = np.asarray(X, dtype=np.float64)
         self.point_terms_ = np.asarray(mask, dtype=bool)
         self.loss_term_names_ = list(est.loss_term_names_)
-        self._coefs_ = self._coefs()
 
         net = copy.deepcopy(est.module_).to(torch.float64).cpu()
         trainable, _ = split_state(net)
-        self._net, self._names = net, list(trainable)
-        self._problem = est.problem
+        self.module_ = net
         self.n_params_ = int(sum(v.numel() for v in trainable.values()))
         n_train = self.X_train_.shape[0]
-        self._X = self._tensor(self.X_train_)
-        self._M = self._tensor(self.point_terms_)
-        self._Y = self._targets(n_train, y)
+        Xt = self._tensor(self.X_train_)
+        Mt = self._tensor(self.point_terms_)
+        Yt = self._targets(n_train, y)
 
         method = self.hessian
         if method == "auto":
@@ -476,14 +483,12 @@ class PINNInfluence(BaseEstimator):
 
         # per-point residuals and Jacobians -> per-term gradients of c_k rho_k^2
         t0 = time.perf_counter()
-        rho, J = per_point_jacobians(net, self._problem, self._X, self._M, self._Y,
-                                     self.batch_size)
-        self._rho, self._J = rho, J
-        c = self._tensor(self._coefs_)
+        rho, J = per_point_jacobians(net, est.problem, Xt, Mt, Yt, self.batch_size)
+        c = self._tensor(self._coefs())
         seconds["gradients"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        hvp, hvp_batched = self._hvp_closure()
+        hvp, hvp_batched = self._hvp_closure(Xt, Mt, Yt)
         if method in ("exact", "exact_topk"):
             H = self._exact_hessian(hvp, hvp_batched)
             evals, evecs = torch.linalg.eigh(H)
@@ -512,19 +517,19 @@ class PINNInfluence(BaseEstimator):
                           stacklevel=2)
         self.projection_ = R.numpy()
         self.eigenvalues_ = lam.numpy()
-        self._R = R
 
         t0 = time.perf_counter()
         grads_by_term = 2.0 * (c * rho)[:, :, None] * J  # (n, K, p)
         if self.loo_correction:
-            grads_by_term, self._leverage = self._loo_gradients(rho, J, H)
+            grads_by_term = self._loo_gradients(rho, J, H)
         emb = torch.einsum("nkp,pr->nkr", grads_by_term, R)
         self.train_embeddings_ = {k: emb[:, j].numpy() for j, k in
                                   enumerate(self.loss_term_names_)}
         self.train_embeddings_["total"] = emb.sum(dim=1).numpy()
-        self._train_grads = grads_by_term.sum(dim=1)
+        self.train_gradients_ = grads_by_term.sum(dim=1).numpy()
         seconds["projection"] = time.perf_counter() - t0
-        self.fit_seconds_ = seconds
+        self.fit_time_parts_ = seconds
+        self.fit_time_ = time.perf_counter() - start
         return self
 
     # -- test side -----------------------------------------------------------------------------
@@ -539,8 +544,9 @@ class PINNInfluence(BaseEstimator):
 
     def _test_gradients(self, X, term):
         """``grad_theta f(x)`` for every test point, shape ``(n_test, p)``."""
-        net, names = self._net, self._names
+        net = self.module_
         trainable, frozen = split_state(net)
+        names = list(trainable)
         Xt = self._tensor(X)
         if term.startswith("output_"):
             j = int(term.split("_")[1])
@@ -554,15 +560,16 @@ class PINNInfluence(BaseEstimator):
             return torch.cat(out)
         mask = self._tensor(self._term_mask(X))
         y = self._targets(X.shape[0])
-        rho, J = per_point_jacobians(net, self._problem, Xt, mask, y, self.batch_size)
-        c = self._tensor(self._coefs_)
+        rho, J = per_point_jacobians(net, self.estimator_.problem, Xt, mask, y,
+                                     self.batch_size)
+        c = self._tensor(self._coefs())
         grads = 2.0 * (c * rho)[:, :, None] * J
         if term == "total":
             return grads.sum(dim=1)
         return grads[:, self.loss_term_names_.index(term)]
 
     def _test_embedding(self, X, term):
-        return (self._test_gradients(X, term) @ self._R).numpy()
+        return (self._test_gradients(X, term) @ torch.as_tensor(self.projection_)).numpy()
 
     def _check_test_X(self, X_test):
         check_is_fitted(self)
@@ -651,7 +658,8 @@ class PINNInfluence(BaseEstimator):
         """
         X_test = self._check_test_X(X_test)
         self._check_term(test_term, allow_outputs=True)
-        return (self._test_gradients(X_test, test_term) @ self._train_grads.T).numpy()
+        return (self._test_gradients(X_test, test_term)
+                @ torch.as_tensor(self.train_gradients_).T).numpy()
 
     def loss_fractions(self, X_test, test_term="output_0"):
         """Share of the absolute influence each training loss term carries at each test point.

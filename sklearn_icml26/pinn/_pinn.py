@@ -3,9 +3,11 @@
 The network ``u_theta`` is trained on collocation points through several loss terms (the PDE
 residual, initial and boundary conditions, and optionally observed data), as in DeepXDE and in
 Naujoks et al., "PINNfluence: Interpreting PINNs through Influence Functions", ICML 2026,
-arXiv:2409.08958. The Adam, L-BFGS and Adam-then-L-BFGS solvers train on the package's skorch
-adapter (:class:`~sklearn_icml26.base.TorchEstimatorMixin`); the least-squares solver of
-random-feature PINNs is a closed-form solve and does not use it.
+arXiv:2409.08958. The Adam, L-BFGS and Adam-then-L-BFGS solvers run one full-batch training loop
+built from the package's shared primitives (:func:`~sklearn_icml26.base.seeded_torch`,
+:func:`~sklearn_icml26.base.make_optimizer`, :class:`~sklearn_icml26.base.DivergenceGuard`,
+:class:`~sklearn_icml26.base.EpochLogger`); the least-squares solver of
+random-feature PINNs is a closed-form solve.
 """
 
 import math
@@ -14,13 +16,18 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
-from skorch.callbacks import Callback
-from torch import nn
 
-from ..base import _TORCH_RNG_LOCK, TorchEstimatorMixin, _rose_hundredfold
+from ..base import (
+    DivergenceGuard,
+    EpochLogger,
+    FitContext,
+    TorchEstimatorMixin,
+    make_optimizer,
+    seeded_torch,
+)
+from ..utils._docstrings import Substitution, _torch_docstrings
 from ._problems import PDEProblem
 from ._residuals import _ACTIVATIONS, _MLP, batched_residuals, per_point_jacobians
 
@@ -30,101 +37,97 @@ _SOLVERS = ("adam", "lbfgs", "adam+lbfgs", "lstsq")
 
 
 # ---------------------------------------------------------------------------------------------
-# training pieces on the adapter
+# training pieces
 # ---------------------------------------------------------------------------------------------
-class _ResidualModule(nn.Module):
-    """Wraps the network: ``forward(x, mask, target)`` returns the masked residuals (n, K).
+# L-BFGS as DeepXDE and the authors' code run it: unit step, strong-Wolfe line search
+_LBFGS_DEFAULTS = dict(tolerance_grad=1e-10, tolerance_change=1e-14, history_size=50)
+# the L-BFGS settings optimizer_params may change with solver="lbfgs"
+_LBFGS_OPTIONS = ("history_size", "max_eval", "tolerance_change", "tolerance_grad")
 
-    Training is full-batch, so the adapter receives the whole collocation set packed as one
-    sample (``x`` of shape ``(1, n * n_inputs)``, ``mask`` ``(1, n * K)``, ``target``
-    ``(1, n * n_outputs)``): its data loader then fetches one row per step instead of
-    collating ``n`` rows one by one, which dominated the cost of an Adam step.
+
+def _flat(params):
+    return torch.cat([p.detach().reshape(-1) for p in params])
+
+
+def _lbfgs_steps(params, objective, max_iter, options=None):
+    """Run :class:`torch.optim.LBFGS` one iteration at a time, yielding the accepted losses.
+
+    A generator: it first yields the objective at the starting parameters, then, after each
+    iteration, the objective at the accepted parameters (the point the line search chose, not
+    the last trial point it evaluated), so that a caller can check every accepted step and
+    stop at will. The iterates are those of one ``LBFGS(max_iter=max_iter).step(closure)``
+    call: the optimizer keeps its history between calls, the closure returns the cached
+    evaluation when the optimizer asks again for a point it has evaluated (no evaluation is
+    repeated), and the stopping rules of torch's loop (``max_eval`` evaluations in all, a
+    step or a loss change below ``tolerance_change``, a gradient below ``tolerance_grad``)
+    end the run.
+
+    Parameters
+    ----------
+    params : list of torch.Tensor
+        Trained parameters.
+    objective : callable
+        ``objective()`` returns the scalar training loss (differentiable).
+    max_iter : int
+        Maximum number of iterations.
+    options : dict or None, default=None
+        Overrides of ``_LBFGS_DEFAULTS`` and ``max_eval`` (default ``ceil(1.25 max_iter)``).
     """
+    options = {**_LBFGS_DEFAULTS, **(options or {})}
+    max_eval = options.pop("max_eval", None) or int(math.ceil(1.25 * max_iter))
+    tolerance_change = options["tolerance_change"]
+    optimizer = torch.optim.LBFGS(params, lr=1.0, max_iter=1, line_search_fn="strong_wolfe",
+                                  **options)
+    seen = []  # (parameters, loss, gradients) evaluated since the last accepted point
 
-    def __init__(self, net, problem, has_data, n_inputs, n_terms, n_outputs):
-        super().__init__()
-        self.net = net
-        self.problem = problem
-        self.has_data = has_data
-        self.shape = (n_inputs, n_terms, n_outputs)
+    def closure():
+        x = _flat(params)
+        for x_seen, loss, grads in seen:
+            if torch.equal(x_seen, x):
+                for p, g in zip(params, grads, strict=True):
+                    p.grad = None if g is None else g.clone()
+                return loss
+        optimizer.zero_grad()
+        loss = objective()
+        loss.backward()
+        seen.append((x, loss.detach(), [None if p.grad is None else p.grad.detach().clone()
+                                        for p in params]))
+        return loss
 
-    def forward(self, x, mask, target):
-        n_inputs, n_terms, n_outputs = self.shape
-        x = x.reshape(-1, n_inputs)
-        mask = mask.reshape(-1, n_terms)
-        y = target.reshape(-1, n_outputs) if self.has_data else None
-        return batched_residuals(self.net, self.problem, x, mask, y)
-
-
-class _TermLoss(nn.Module):
-    """Per-point loss ``sum_k c_k rho_k^2``; its mean over the points is the objective."""
-
-    def __init__(self, coefs):
-        super().__init__()
-        self.register_buffer("coefs", torch.as_tensor(coefs))
-        self.trace = []
-
-    def forward(self, rho, y_true=None):
-        per_point = (rho**2 * self.coefs.to(rho.dtype)).sum(dim=1)
-        self.trace.append(float(per_point.detach().mean()))
-        # one packed sample: the adapter averages its trailing axis, i.e. over the points
-        return per_point[None, :]
-
-
-class _LBFGSFactory:
-    """``factory(params, lr=None, **kwargs)`` -> :class:`torch.optim.LBFGS` of ``max_iter``.
-
-    A module-level class rather than a closure so that a fitted estimator (whose skorch net
-    and L-BFGS switch callback keep the factory) can be pickled.
-    """
-
-    def __init__(self, max_iter):
-        self.max_iter = int(max_iter)
-        self.__name__ = "LBFGS"
-
-    def __call__(self, params, lr=None, **kwargs):
-        # the adapter passes the estimator's (Adam) learning rate; L-BFGS uses a unit step
-        # with a strong-Wolfe line search, as DeepXDE and the authors' code do
-        max_iter = self.max_iter
-        options = dict(lr=1.0, max_iter=max_iter, max_eval=int(math.ceil(1.25 * max_iter)),
-                       tolerance_grad=1e-10, tolerance_change=1e-14, history_size=50,
-                       line_search_fn="strong_wolfe")
-        options.update(kwargs)
-        flat = []
-        for p in params:  # skorch may pass parameter groups
-            flat.extend(p["params"] if isinstance(p, dict) else [p])
-        return torch.optim.LBFGS([p for p in flat if p.requires_grad], **options)
-
-    def __repr__(self):
-        return f"LBFGS(max_iter={self.max_iter})"
-
-
-def _lbfgs_factory(max_iter):
-    return _LBFGSFactory(max_iter)
-
-
-class _SwitchToLBFGS(Callback):
-    """After ``at_epoch`` Adam epochs, replace the net's optimizer by L-BFGS."""
-
-    def __init__(self, at_epoch, factory):
-        self.at_epoch = at_epoch
-        self.factory = factory
-
-    def on_epoch_end(self, net, **kwargs):
-        if len(net.history) == self.at_epoch:
-            net.optimizer_ = self.factory(net.module_.parameters())
-
-
-def _lbfgs_iterations(optimizer):
-    if not isinstance(optimizer, torch.optim.LBFGS):
-        return 0
-    state = optimizer.state.get(optimizer._params[0], {})
-    return int(state.get("n_iter", 0))
+    with torch.enable_grad():
+        loss = float(closure().detach())
+    yield loss
+    state = optimizer.state[params[0]]
+    n_evals = 1
+    for _ in range(max_iter):
+        n_iter, func_evals = state.get("n_iter", 0), state.get("func_evals", 0)
+        # torch bounds each line search by the evaluations left to the whole run
+        optimizer.param_groups[0]["max_eval"] = max_eval - n_evals + 1
+        optimizer.step(closure)
+        state = optimizer.state[params[0]]
+        line_search_evals = state["func_evals"] - func_evals - 1
+        if state["n_iter"] == n_iter or line_search_evals <= 0:
+            return  # a stationary point or no descent direction: no step was taken
+        n_evals += line_search_evals
+        x = _flat(params)
+        accepted = [entry for entry in seen if torch.equal(entry[0], x)]
+        if not accepted:  # not reached: the accepted point is always an evaluated one
+            with torch.enable_grad():
+                closure()
+            accepted = seen[-1:]
+        seen[:] = accepted[-1:]
+        previous, loss = loss, float(seen[0][1])
+        yield loss
+        step = state["d"].mul(state["t"]).abs().max()
+        if (n_evals >= max_eval or step <= tolerance_change
+                or abs(loss - previous) < tolerance_change):
+            return
 
 
 # ---------------------------------------------------------------------------------------------
 # estimator
 # ---------------------------------------------------------------------------------------------
+@Substitution(**_torch_docstrings)
 class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     """Physics-informed neural network trained on the residuals of a :class:`PDEProblem`.
 
@@ -155,9 +158,8 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         ``None``: Glorot-normal weights and zero biases in every layer (the usual PINN
         initialisation). A float ``s > 0``: hidden weights and biases uniform in ``[-s, s]``
         (inputs scaled to ``[0, 1]``), the usual choice for random-feature PINNs, whose
-        Glorot features with zero biases are nearly collinear (a least-squares system with a
-        condition number near 1e16 on the heat problem, against about 1e8 for ``s = 8`` with
-        ``activation="sin"``).
+        Glorot features with zero biases are nearly collinear (an ill-conditioned
+        least-squares system; see :ref:`user_guide_pinn`).
     loss_weights : dict of str to float, sequence of float or None, default=None
         Weight ``w_k`` of each loss term (by name, or one per term in the order of
         ``loss_term_names_``); ``None`` weighs every term 1. Unnamed terms of a dict get 1.
@@ -165,30 +167,36 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     loss_reduction : {"mean", "sum"}, default="mean"
         Mean or sum of the squared residuals over the points of each term.
     solver : {"adam", "lbfgs", "adam+lbfgs", "lstsq"}, default="adam+lbfgs"
-        ``"adam"``: ``n_iter_adam`` full-batch Adam steps; ``"lbfgs"``: up to ``n_iter_lbfgs``
+        ``"adam"``: ``max_epochs`` full-batch Adam steps; ``"lbfgs"``: up to ``max_iter``
         L-BFGS iterations (strong-Wolfe line search, unit step); ``"adam+lbfgs"``: both in
         turn; ``"lstsq"``: the exact least-squares solution of a random-feature PINN of a
         linear problem (needs ``train_hidden=False``).
-    n_iter_adam : int, default=3000
-        Number of Adam steps.
-    n_iter_lbfgs : int, default=500
+    max_epochs : int, default=3000
+        Number of Adam steps; each is one full-batch epoch.
+    max_iter : int, default=500
         Maximum number of L-BFGS iterations.
     lr : float, default=1e-3
-        Adam learning rate.
+        {lr}
+        Used by the Adam steps; L-BFGS takes unit steps along its line search.
     optimizer_params : dict or None, default=None
-        Extra keyword arguments of the first optimizer (Adam, or L-BFGS with
-        ``solver="lbfgs"``), e.g. ``{"betas": (0.9, 0.99)}``; ``None`` keeps the defaults.
+        Extra keyword arguments of Adam, e.g. ``{"betas": (0.9, 0.99)}``, checked against its
+        signature. With ``solver="lbfgs"`` the L-BFGS settings ``history_size`` (50),
+        ``tolerance_grad`` (1e-10), ``tolerance_change`` (1e-14) and ``max_eval`` (``1.25 *
+        max_iter``) instead. ``None`` keeps the defaults.
     input_scaling : bool, default=True
         Map the box ``problem.bounds`` (the training range of ``X`` when ``problem=None``)
         affinely to ``[0, 1]`` inside the network; derivatives stay in physical units.
+        This is a fixed min-max map of the inputs, not a z-scoring (``standardize``).
     precision : {"float64", "float32"}, default="float64"
-        Floating point precision of the network.
+        {precision}
     device : str, default="cpu"
-        Torch device.
+        {device}
     random_state : int, RandomState instance or None, default=None
-        Seeds the initialisation (Glorot-normal weights, zero biases).
+        {random_state}
     verbose : int, default=0
-        ``1`` prints skorch's epoch table.
+        ``0`` is silent; ``1`` prints about 20 plain progress lines per solver stage (the
+        first step, every ``ceil(max_epochs / 20)``-th and the last; the same over the
+        L-BFGS iterations), ``2`` or more one line per Adam step and L-BFGS iteration.
 
     Attributes
     ----------
@@ -205,17 +213,19 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         condition names, then ``"data"`` (``"data_0"``, ...) when ``y`` is observed.
     loss_weights_ : ndarray of shape (n_terms,)
         The weights ``w_k``.
-    loss_history_ : ndarray of shape (n_evaluations,)
-        Training objective at every evaluation (one per Adam step, one per L-BFGS function
-        evaluation; one for ``"lstsq"``).
+    loss_curve_ : list of float
+        Training objective per step, ``n_iter_`` values: before each Adam step (as an epoch
+        loss is), then after each L-BFGS iteration, at the parameters it accepted; one value
+        for ``"lstsq"``.
     n_iter_ : int
-        Adam steps plus L-BFGS iterations run (1 for ``"lstsq"``).
+        Adam steps plus L-BFGS iterations run (1 for ``"lstsq"``). When training diverges
+        (a non-finite loss) it stops with a :class:`~sklearn.exceptions.ConvergenceWarning`
+        and the last parameters that gave a finite loss are restored; ``n_iter_`` then counts
+        the steps kept. See :ref:`user_guide_pinn`.
     n_outputs_ : int
         Number of network outputs.
     n_features_in_ : int
         Number of inputs.
-    net_ : skorch.NeuralNet or None
-        The skorch net of the Adam/L-BFGS solvers (``None`` for ``"lstsq"``).
     y_mean_ : ndarray of shape (n_outputs,)
         Target mean removed before training (``problem=None``; zeros otherwise).
     y_scale_ : ndarray of shape (n_outputs,)
@@ -227,12 +237,13 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
 
     Notes
     -----
-    The L-BFGS solvers are not standard skorch training: skorch steps torch's
-    :class:`~torch.optim.LBFGS` with its closure once per epoch, so ``"adam+lbfgs"`` runs
-    ``n_iter_adam`` Adam epochs and one L-BFGS epoch of up to ``n_iter_lbfgs`` iterations,
-    switched by a callback. ``"lstsq"`` solves the weighted linear least-squares problem of the
-    output layer directly (``numpy.linalg.lstsq``): there is no iterative training for the
-    adapter to run.
+    Training is full batch (the objective is a mean over every point of a term), so the
+    estimator runs its own loop rather than the skorch adapter: ``max_epochs`` Adam steps,
+    then torch's :class:`~torch.optim.LBFGS` one iteration at a time (the same iterates as one
+    ``step`` call of ``max_iter`` iterations), the package's divergence guard watching every
+    Adam loss and every accepted L-BFGS loss. ``"lstsq"`` solves the weighted linear
+    least-squares problem of the output layer directly (``numpy.linalg.lstsq``). See
+    :ref:`user_guide_pinn`.
 
     References
     ----------
@@ -265,8 +276,8 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         "loss_weights": [dict, list, tuple, np.ndarray, None],
         "loss_reduction": [StrOptions({"mean", "sum"})],
         "solver": [StrOptions(set(_SOLVERS))],
-        "n_iter_adam": [Interval(Integral, 0, None, closed="left")],
-        "n_iter_lbfgs": [Interval(Integral, 0, None, closed="left")],
+        "max_epochs": [Interval(Integral, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
         "lr": TorchEstimatorMixin._torch_parameter_constraints["lr"],
         "optimizer_params": [dict, None],
         "input_scaling": ["boolean"],
@@ -278,7 +289,7 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
 
     def __init__(self, problem=None, *, hidden_layer_sizes=(32, 32, 32), activation="tanh",
                  train_hidden=True, feature_scale=None, loss_weights=None, loss_reduction="mean",
-                 solver="adam+lbfgs", n_iter_adam=3000, n_iter_lbfgs=500, lr=1e-3,
+                 solver="adam+lbfgs", max_epochs=3000, max_iter=500, lr=1e-3,
                  optimizer_params=None, input_scaling=True, precision="float64", device="cpu",
                  random_state=None, verbose=0):
         self.problem = problem
@@ -289,8 +300,8 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         self.loss_weights = loss_weights
         self.loss_reduction = loss_reduction
         self.solver = solver
-        self.n_iter_adam = n_iter_adam
-        self.n_iter_lbfgs = n_iter_lbfgs
+        self.max_epochs = max_epochs
+        self.max_iter = max_iter
         self.lr = lr
         self.optimizer_params = optimizer_params
         self.input_scaling = input_scaling
@@ -301,7 +312,7 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
 
     @classmethod
     def _get_test_params(cls):
-        return [dict(problem=None, hidden_layer_sizes=(16,), solver="adam", n_iter_adam=30,
+        return [dict(problem=None, hidden_layer_sizes=(16,), solver="adam", max_epochs=30,
                      lr=0.05, random_state=0)]
 
     def __sklearn_tags__(self):
@@ -310,60 +321,16 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         tags.target_tags.single_output = False
         return tags
 
-    # -- adapter hooks and stage knobs ---------------------------------------------------------
-    @property
-    def max_epochs(self):
-        """Epochs of the skorch net: one per Adam step, one for the whole L-BFGS run."""
-        return {"adam": self.n_iter_adam, "lbfgs": 1,
-                "adam+lbfgs": self.n_iter_adam + 1}[self.solver]
-
-    @property
-    def batch_size(self):
-        """Full batch: the objective is a mean over every collocation point of a term."""
-        return -1
-
-    @property
-    def optimizer(self):
-        """The first optimizer of the solver."""
-        return "adam"
-
-    def _optimizer_class(self):
-        if self.solver == "lbfgs":
-            cls = _lbfgs_factory(self.n_iter_lbfgs)
-        else:
-            cls = torch.optim.Adam
-        params = self.optimizer_params
-        if params and not hasattr(TorchEstimatorMixin, "_optimizer_kwargs"):
-            # adapters without the optimizer_params knob: bind them here
-            base = cls
-
-            def cls(module_params, **kwargs):
-                return base(module_params, **{**kwargs, **params})
-
-            cls.__name__ = getattr(base, "__name__", "optimizer")
-        return cls
-
-    def _build_module(self, n_features_in, n_outputs):
-        # the adapter sees the packed sample (n_features_in = n * n_inputs); the network
-        # takes one point per row
-        n_features_in = self.n_features_in_
+    # -- network ------------------------------------------------------------------------------
+    def _build_module(self, n_features_in, n_outputs, context):
+        """The network ``u_theta``, its input map ``context.shift``/``context.scale``."""
         net = _MLP(n_features_in, tuple(self.hidden_layer_sizes), n_outputs, self.activation,
-                   self._shift, self._scale,
+                   context.shift, context.scale,
                    None if self.feature_scale is None else float(self.feature_scale))
         if not self.train_hidden:
             for p in net.hidden.parameters():
                 p.requires_grad_(False)
-        return _ResidualModule(net, self.problem, self._has_data, n_features_in,
-                               self._n_terms, n_outputs)
-
-    def _build_criterion(self):
-        return _TermLoss(self._coefs)
-
-    def _build_callbacks(self):
-        if self.solver == "adam+lbfgs":
-            return [("switch_to_lbfgs",
-                     _SwitchToLBFGS(self.n_iter_adam, _lbfgs_factory(self.n_iter_lbfgs)))]
-        return []
+        return net.to(self._torch_dtype)
 
     # -- validation ----------------------------------------------------------------------------
     def _check_problem_X(self, X, name="X"):
@@ -484,26 +451,28 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
             condition, ``problem.residual`` returns the wrong shape, ``y`` has the wrong
             shape or (``problem=None``) NaN, a loss weight is negative or not finite (or a
             dict names an unknown term), ``solver="lstsq"`` is used with
-            ``train_hidden=True`` or a nonlinear problem, or the solver's stage has 0
-            iterations.
+            ``train_hidden=True`` or a nonlinear problem, the solver's stage has 0
+            iterations, or ``optimizer_params`` names an argument the optimizer does not
+            take.
 
         Warns
         -----
         ConvergenceWarning
-            If the last recorded training objective is not finite, or is 100 times the
-            first or more (a diverged fit: lower ``lr``).
+            If the training objective becomes non-finite (training stops and the last
+            parameters that gave a finite objective are restored) or ends 100 times its
+            first value or more (a diverged fit: lower ``lr``).
         """
         if self.solver == "lstsq" and (self.train_hidden or not (
                 self.problem is None or self.problem.linear)):
             raise ValueError("solver='lstsq' needs train_hidden=False and a linear problem; got "
                              f"train_hidden={self.train_hidden}, problem.linear="
                              f"{None if self.problem is None else self.problem.linear}.")
-        if self.solver in ("adam", "adam+lbfgs") and self.n_iter_adam < 1:
-            raise ValueError(f"solver={self.solver!r} needs n_iter_adam >= 1; got "
-                             f"{self.n_iter_adam}.")
-        if self.solver in ("lbfgs", "adam+lbfgs") and self.n_iter_lbfgs < 1:
-            raise ValueError(f"solver={self.solver!r} needs n_iter_lbfgs >= 1; got "
-                             f"{self.n_iter_lbfgs}.")
+        if self.solver in ("adam", "adam+lbfgs") and self.max_epochs < 1:
+            raise ValueError(f"solver={self.solver!r} needs max_epochs >= 1; got "
+                             f"{self.max_epochs}.")
+        if self.solver in ("lbfgs", "adam+lbfgs") and self.max_iter < 1:
+            raise ValueError(f"solver={self.solver!r} needs max_iter >= 1; got "
+                             f"{self.max_iter}.")
         if any(int(h) != h or h < 1 for h in self.hidden_layer_sizes) or not len(
                 self.hidden_layer_sizes):
             raise ValueError("hidden_layer_sizes must be a non-empty tuple of positive ints; "
@@ -527,7 +496,7 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         if self.problem is not None and y2 is not None and y2.shape[1] != self.problem.n_outputs:
             raise ValueError(f"y has {y2.shape[1]} columns but problem.n_outputs is "
                              f"{self.problem.n_outputs}.")
-        self._y_1d = y is not None and y.ndim == 1
+        self._y_1d_ = y is not None and y.ndim == 1
         self.n_outputs_ = self.problem.n_outputs if self.problem is not None else y2.shape[1]
 
         # input map and target scaling
@@ -546,7 +515,6 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
             y_fit = y2
         if not self.input_scaling:
             lo, rng = np.zeros_like(lo), np.ones_like(rng)
-        self._shift, self._scale = lo, rng
 
         names, mask = self._term_layout(X, y_fit)
         self.loss_term_names_ = names
@@ -558,72 +526,101 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
             coefs = self.loss_weights_ * n / np.maximum(counts, 1)
         else:
             coefs = self.loss_weights_ * n
-        self._coefs = coefs
-        self._n_terms = mask.shape[1]
-        target = np.zeros((n, self.n_outputs_)) if y_fit is None else np.nan_to_num(y_fit)
         self.X_train_ = X
         self.y_train_ = y2
-        self._has_data = y_fit is not None
-
-        try:
-            if self.solver == "lstsq":
-                self._fit_lstsq(X, mask, target if y_fit is not None else None)
-            else:
-                self._fit_adapter(X, mask, target)
-        finally:
-            for name in ("_shift", "_scale", "_coefs", "_has_data", "_n_terms"):
-                self.__dict__.pop(name, None)
+        # fit-time data of the network and the objective; not kept after fit
+        context = FitContext(shift=lo, scale=rng, coefs=coefs,
+                             target=None if y_fit is None else np.nan_to_num(y_fit))
+        if self.solver == "lstsq":
+            self._fit_lstsq(X, mask, context)
+        else:
+            self._fit_iterative(X, mask, context)
         return self
 
-    def _fit_adapter(self, X, mask, target):
-        dtype = self._torch_dtype
-        # the whole collocation set as one sample (see _ResidualModule)
-        Xa = self._as_input(X)
-        extra = {"mask": mask.astype(Xa.dtype).reshape(1, -1),
-                 "target": self._as_input(target).reshape(1, -1)}
-        self._fit_net(Xa.reshape(1, -1), np.zeros((1, 1), dtype=Xa.dtype),
-                      n_outputs=self.n_outputs_, extra_inputs=extra)
-        net = self.net_
-        self.module_ = net.module_.net.to(dtype)
-        self.loss_history_ = np.asarray(net.criterion_.trace, dtype=np.float64)
-        net.criterion_.trace = []
-        n_adam = self.n_iter_adam if self.solver != "lbfgs" else 0
-        self.n_iter_ = n_adam + _lbfgs_iterations(net.optimizer_)
-        if not np.all(np.isfinite(self.loss_history_[-1:])):
-            import warnings
-
-            from sklearn.exceptions import ConvergenceWarning
-
-            warnings.warn(f"PINNRegressor: the training objective is not finite "
-                          f"({self.loss_history_[-1]}); lower lr or check the problem.",
-                          ConvergenceWarning, stacklevel=3)
-        elif self.loss_history_.size and _rose_hundredfold(float(self.loss_history_[0]),
-                                                           float(self.loss_history_[-1])):
-            import warnings
-
-            from sklearn.exceptions import ConvergenceWarning
-
-            warnings.warn(f"PINNRegressor: the training objective rose a hundredfold or more "
-                          f"over the fit (first {self.loss_history_[0]:.3g}, last "
-                          f"{self.loss_history_[-1]:.3g}); lower lr.", ConvergenceWarning,
-                          stacklevel=3)
-
-    def _fit_lstsq(self, X, mask, target):
+    def _fit_iterative(self, X, mask, context):
+        """Adam, then L-BFGS, on the full batch, under the package's divergence guard."""
         self._check_device()
-        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        name = type(self).__name__
+        dtype, device = self._torch_dtype, torch.device(self.device)
+        n_adam = self.max_epochs if self.solver in ("adam", "adam+lbfgs") else 0
+        n_lbfgs = self.max_iter if self.solver in ("lbfgs", "adam+lbfgs") else 0
+        lbfgs_options = self._lbfgs_options() if self.solver == "lbfgs" else {}
+        with seeded_torch(self.random_state, device):
+            net = self._build_module(X.shape[1], self.n_outputs_, context).to(device)
+            Xt = torch.as_tensor(self._as_input(X), device=device)
+            Mt = torch.as_tensor(mask, dtype=dtype, device=device)
+            Yt = (None if context.target is None
+                  else torch.as_tensor(self._as_input(context.target), device=device))
+            coefs = torch.as_tensor(context.coefs, dtype=dtype, device=device)
+
+            def objective():
+                rho = batched_residuals(net, self.problem, Xt, Mt, Yt)
+                return (rho**2 * coefs).sum(dim=1).mean()
+
+            params = [p for p in net.parameters() if p.requires_grad]
+            # one guard over both stages: the L-BFGS iterations continue the step count
+            guard = DivergenceGuard(net, name, unit="step")
+            curve = []
+            if n_adam:
+                optimizer = make_optimizer(self, params)
+                logger = EpochLogger(self.verbose, n_adam, name=f"{name} Adam")
+                for epoch in range(1, n_adam + 1):
+                    optimizer.zero_grad()
+                    loss = objective()
+                    if guard.observe(loss):  # non-finite: the last finite state is back
+                        break
+                    loss.backward()
+                    optimizer.step()
+                    value = float(loss.detach())
+                    curve.append(value)
+                    logger.log(epoch, train_loss=value)
+                    if guard.checkpoint(epoch, loss=value):
+                        break
+            final_loss = None
+            if n_lbfgs and not guard.stopped:
+                steps = _lbfgs_steps(params, objective, n_lbfgs, lbfgs_options)
+                # the objective at the starting point checks the state Adam ended with
+                if not guard.observe(next(steps)):
+                    logger = EpochLogger(self.verbose, n_lbfgs, name=f"{name} L-BFGS",
+                                         unit="iteration")
+                    for k, value in enumerate(steps, start=1):
+                        curve.append(value)
+                        logger.log(k, train_loss=value)
+                        # the accepted loss is that of the state just reached
+                        if guard.checkpoint(n_adam + k, loss=value) or guard.observe(value):
+                            break
+                steps.close()
+            elif not guard.stopped:
+                with torch.enable_grad():  # the residual differentiates u in x
+                    final_loss = float(objective().detach())
+            self.n_iter_ = guard.finish(final_loss=final_loss)
+        self.module_ = net
+        self.loss_curve_ = curve[: self.n_iter_]
+
+    def _lbfgs_options(self):
+        """The L-BFGS settings of ``optimizer_params`` (``solver="lbfgs"``), validated."""
+        params = self.optimizer_params or {}
+        unknown = sorted(set(params) - set(_LBFGS_OPTIONS))
+        if unknown:
+            raise ValueError(f"optimizer_params key(s) {unknown} are not L-BFGS settings of "
+                             f"solver='lbfgs'; it accepts {list(_LBFGS_OPTIONS)}.")
+        return dict(params)
+
+    def _fit_lstsq(self, X, mask, context):
+        """The exact weighted least-squares output layer of a random-feature PINN."""
+        self._check_device()
         dtype = self._torch_dtype
-        with _TORCH_RNG_LOCK, torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
-            module = self._build_module(X.shape[1], self.n_outputs_).to(dtype)
-        net = module.net.to(self.device)
+        with seeded_torch(self.random_state, self.device):
+            net = self._build_module(X.shape[1], self.n_outputs_, context).to(self.device)
         Xt = torch.as_tensor(self._as_input(X), device=self.device)
         Mt = torch.as_tensor(mask, dtype=dtype, device=self.device)
+        target = context.target
         Yt = None if target is None else torch.as_tensor(target, dtype=dtype, device=self.device)
         rho, J = per_point_jacobians(net, self.problem, Xt, Mt, Yt, chunk_size=1024)
         theta0 = torch.cat([p.detach().reshape(-1) for p in net.parameters() if p.requires_grad])
         # residuals are affine in the output layer: rho = J theta - b
         b = (J @ theta0 - rho)
-        w = torch.as_tensor(np.sqrt(self._coefs), dtype=dtype, device=self.device)
+        w = torch.as_tensor(np.sqrt(context.coefs), dtype=dtype, device=self.device)
         A = (J * w[None, :, None]).reshape(-1, J.shape[-1]).cpu().numpy().astype(np.float64)
         rhs = (b * w[None, :]).reshape(-1).cpu().numpy().astype(np.float64)
         theta, *_ = np.linalg.lstsq(A, rhs, rcond=None)
@@ -634,9 +631,8 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
                     p.copy_(torch.as_tensor(theta[start : start + p.numel()]).reshape(p.shape))
                     start += p.numel()
         self.module_ = net
-        self.net_ = None
         resid = A @ theta - rhs
-        self.loss_history_ = np.array([float(resid @ resid) / X.shape[0]])
+        self.loss_curve_ = [float(resid @ resid) / X.shape[0]]
         self.n_iter_ = 1
 
     # -- prediction ----------------------------------------------------------------------------
@@ -662,7 +658,7 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         """
         X = self._check_X(X)
         out = self._forward_numpy(X, module=self.module_) * self.y_scale_ + self.y_mean_
-        if self.n_outputs_ == 1 and (self.problem is not None or self._y_1d):
+        if self.n_outputs_ == 1 and (self.problem is not None or self._y_1d_):
             return out[:, 0]
         return out
 

@@ -160,7 +160,7 @@ def test_loo_correction_needs_linear_model_and_exact_hessian(rf):
 def small():
     problem = heat_1d()
     X = make_pde_collocation(problem, 100, 10, 10, random_state=0)
-    pinn = PINNRegressor(problem, hidden_layer_sizes=(16, 16), solver="adam", n_iter_adam=100,
+    pinn = PINNRegressor(problem, hidden_layer_sizes=(16, 16), solver="adam", max_epochs=100,
                          lr=1e-2, random_state=0).fit(X)
     X_test = make_pde_collocation(problem, 40, 4, 4, random_state=3)
     exact = PINNInfluence(pinn, hessian="exact_topk", projection_dim=50).fit()
@@ -233,14 +233,14 @@ def test_captum_arnoldi_parity(small, tmp_path):
 def test_lbfgs_improves_on_adam():
     problem = heat_1d()
     X = make_pde_collocation(problem, 60, 8, 8, random_state=0)
-    kw = dict(hidden_layer_sizes=(8,), n_iter_adam=30, n_iter_lbfgs=40, random_state=0)
+    kw = dict(hidden_layer_sizes=(8,), max_epochs=30, max_iter=40, random_state=0)
     adam = PINNRegressor(problem, solver="adam", **kw).fit(X)
     both = PINNRegressor(problem, solver="adam+lbfgs", **kw).fit(X)
-    np.testing.assert_allclose(both.loss_history_[:30], adam.loss_history_)
-    assert both.loss_history_[-1] < 0.5 * adam.loss_history_[-1]
+    np.testing.assert_allclose(both.loss_curve_[:30], adam.loss_curve_)
+    assert both.loss_curve_[-1] < 0.5 * adam.loss_curve_[-1]
     assert 30 < both.n_iter_ <= 70
     only = PINNRegressor(problem, solver="lbfgs", **kw).fit(X)
-    assert only.n_iter_ <= 40 and only.loss_history_[-1] < only.loss_history_[0]
+    assert only.n_iter_ <= 40 and only.loss_curve_[-1] < only.loss_curve_[0]
 
 
 def test_training_objective_is_weighted_mean_per_term():
@@ -249,16 +249,14 @@ def test_training_objective_is_weighted_mean_per_term():
     # wrong scale, so check the value: a tiny step leaves the parameters where they were)
     problem = heat_1d()
     X = make_pde_collocation(problem, 50, 7, 9, random_state=3)
-    pinn = PINNRegressor(problem, hidden_layer_sizes=(6,), solver="adam", n_iter_adam=2,
+    pinn = PINNRegressor(problem, hidden_layer_sizes=(6,), solver="adam", max_epochs=2,
                          lr=1e-14, loss_weights={"ic": 3.0}, random_state=0).fit(X)
     rho = pinn.residuals(X)
     M = pinn.point_terms_
     expected = sum(w * (rho[M[:, k], k] ** 2).mean()
                    for k, w in enumerate(pinn.loss_weights_))
-    assert pinn.loss_history_.shape == (2,)
-    np.testing.assert_allclose(pinn.loss_history_[-1], expected, rtol=1e-9)
-    # ... and it is the loss the optimiser differentiates (skorch's train_loss)
-    np.testing.assert_allclose(pinn.net_.history[-1, "train_loss"], expected, rtol=1e-9)
+    assert len(pinn.loss_curve_) == 2 and pinn.n_iter_ == 2
+    np.testing.assert_allclose(pinn.loss_curve_[-1], expected, rtol=1e-9)
 
 
 def test_data_term_and_loss_weights():
@@ -266,7 +264,7 @@ def test_data_term_and_loss_weights():
     X = make_pde_collocation(problem, 40, 6, 6, random_state=0)
     y = np.full(len(X), np.nan)
     y[:10] = np.sin(np.pi * X[:10, 0]) * np.exp(-X[:10, 1])
-    pinn = PINNRegressor(problem, hidden_layer_sizes=(8,), solver="adam", n_iter_adam=5,
+    pinn = PINNRegressor(problem, hidden_layer_sizes=(8,), solver="adam", max_epochs=5,
                          loss_weights={"data": 2.0}, random_state=0).fit(X, y)
     assert pinn.loss_term_names_ == ["pde", "ic", "bc", "data"]
     np.testing.assert_array_equal(pinn.point_terms_[:, 3], ~np.isnan(y))
@@ -277,8 +275,8 @@ def test_plain_mlp_mode_regresses():
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(200, 2))
     y = np.sin(X[:, 0]) + X[:, 1] ** 2
-    reg = PINNRegressor(hidden_layer_sizes=(8,), solver="adam+lbfgs", n_iter_adam=20,
-                        n_iter_lbfgs=60, random_state=0).fit(X, y)
+    reg = PINNRegressor(hidden_layer_sizes=(8,), solver="adam+lbfgs", max_epochs=20,
+                        max_iter=60, random_state=0).fit(X, y)
     assert reg.score(X, y) > 0.99
 
 
@@ -290,7 +288,7 @@ def _bad_shape_residual(x, d):
 def test_errors_name_the_argument():
     problem = heat_1d()
     X = make_pde_collocation(problem, 30, 4, 4, random_state=0)
-    quick = dict(hidden_layer_sizes=(4,), solver="adam", n_iter_adam=1)
+    quick = dict(hidden_layer_sizes=(4,), solver="adam", max_epochs=1)
     with pytest.raises(ValueError, match="X has 3 columns but problem.bounds has 2"):
         PINNRegressor(problem, **quick).fit(np.c_[X, X[:, :1]])
     with pytest.raises(ValueError, match="outside problem.bounds"):
@@ -331,7 +329,7 @@ def test_optimizer_params_reach_adam():
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(40, 2))
     y = X[:, 0] - X[:, 1]
-    kw = dict(hidden_layer_sizes=(4,), solver="adam", n_iter_adam=10, lr=0.05, random_state=0)
+    kw = dict(hidden_layer_sizes=(4,), solver="adam", max_epochs=10, lr=0.05, random_state=0)
     default = PINNRegressor(**kw).fit(X, y)
     same = PINNRegressor(optimizer_params={"betas": (0.9, 0.999)}, **kw).fit(X, y)
     other = PINNRegressor(optimizer_params={"betas": (0.5, 0.9)}, **kw).fit(X, y)
@@ -340,7 +338,7 @@ def test_optimizer_params_reach_adam():
 
 
 # -- regressions -------------------------------------------------------------------------------
-_REPRO_KW = dict(hidden_layer_sizes=(6,), n_iter_adam=20, n_iter_lbfgs=5, random_state=0)
+_REPRO_KW = dict(hidden_layer_sizes=(6,), max_epochs=20, max_iter=5, random_state=0)
 
 
 @pytest.fixture(scope="module")
@@ -358,10 +356,8 @@ def test_fitted_pinn_pickles_for_every_solver(heat_small, solver):
     pinn = PINNRegressor(problem, solver=solver, **_REPRO_KW, **extra).fit(X)
     restored = pickle.loads(pickle.dumps(pinn))
     np.testing.assert_array_equal(restored.predict(X), pinn.predict(X))
-    np.testing.assert_array_equal(restored.loss_history_, pinn.loss_history_)
-    if solver != "lstsq":
-        lbfgs = isinstance(restored.net_.optimizer_, torch.optim.LBFGS)
-        assert lbfgs == (solver != "adam")
+    np.testing.assert_array_equal(restored.loss_curve_, pinn.loss_curve_)
+    assert isinstance(pinn.loss_curve_, list) and len(pinn.loss_curve_) == pinn.n_iter_
 
 
 def test_finite_divergence_warns(heat_small):
@@ -371,8 +367,8 @@ def test_finite_divergence_warns(heat_small):
     with pytest.warns(ConvergenceWarning, match="rose a hundredfold or more over the fit"):
         diverged = PINNRegressor(problem, lr=1e10, solver="adam", **_REPRO_KW).fit(X)
     # the loss is finite but has exploded (1.9e1 -> 4e20); the solution is bounded by 1
-    assert np.isfinite(diverged.loss_history_[-1])
-    assert diverged.loss_history_[-1] > 1e10 * diverged.loss_history_[0]
+    assert np.isfinite(diverged.loss_curve_[-1])
+    assert diverged.loss_curve_[-1] > 1e10 * diverged.loss_curve_[0]
     import warnings
 
     with warnings.catch_warnings():
@@ -474,3 +470,151 @@ def test_leave_one_out_warns_when_the_pinn_is_not_seeded(heat_small):
         warnings.simplefilter("error", UserWarning)
         np.testing.assert_array_equal(inf.leave_one_out(3, X_test),
                                       inf.leave_one_out(3, X_test))
+
+
+# -- the training loop (issue 37: shared primitives, one divergence policy) ----------------------
+def _objective(pinn, X):
+    rho = pinn.residuals(X)
+    M = pinn.point_terms_
+    return sum(w * (rho[M[:, k], k] ** 2).mean() for k, w in enumerate(pinn.loss_weights_))
+
+
+def test_lbfgs_one_iteration_at_a_time_runs_the_iterates_of_one_torch_call():
+    # the loop steps torch's L-BFGS one iteration at a time to check every accepted loss;
+    # it must move exactly as one LBFGS(max_iter=K).step(closure) call (without passing the
+    # remaining evaluation budget to each line search, iteration 5 already differed)
+    import math
+
+    from sklearn_icml26.pinn._pinn import _lbfgs_steps
+
+    gen = torch.Generator().manual_seed(0)
+    A = torch.randn(30, 8, dtype=torch.float64, generator=gen)
+    b = torch.randn(30, dtype=torch.float64, generator=gen)
+    start = torch.randn(8, dtype=torch.float64, generator=gen)
+
+    def objective(w):
+        return (torch.tanh(A @ w) - b).pow(2).mean() + 0.01 * w.pow(4).sum()
+
+    for K in (3, 10, 25):
+        w1 = start.clone().requires_grad_(True)
+        opt = torch.optim.LBFGS([w1], lr=1, max_iter=K, max_eval=math.ceil(1.25 * K),
+                                tolerance_grad=1e-10, tolerance_change=1e-14, history_size=50,
+                                line_search_fn="strong_wolfe")
+        evaluations = []
+
+        def closure(w1=w1, opt=opt, evaluations=evaluations):
+            opt.zero_grad()
+            loss = objective(w1)
+            loss.backward()
+            evaluations.append(float(loss))
+            return loss
+
+        opt.step(closure)
+        w2 = start.clone().requires_grad_(True)
+        losses = list(_lbfgs_steps([w2], lambda w2=w2: objective(w2), K))
+        assert torch.equal(w1, w2)
+        # the start, then one accepted loss per iteration: decreasing, ending at the result
+        assert losses[0] == evaluations[0] and losses[-1] == float(objective(w1))
+        assert np.all(np.diff(losses) < 0)
+        assert len(losses) - 1 <= K
+    assert max(np.diff(evaluations)) > 0  # the one call did evaluate rejected trial points
+
+
+def test_lbfgs_curve_holds_the_accepted_losses(heat_small):
+    # loss_history_ recorded every function evaluation, line-search trials included (5 rises
+    # here), and the divergence checks read its last entry, possibly a rejected trial
+    problem, X = heat_small
+    pinn = PINNRegressor(problem, solver="lbfgs", hidden_layer_sizes=(6,), max_iter=30,
+                         random_state=0).fit(X)
+    curve = np.asarray(pinn.loss_curve_)
+    assert len(curve) == pinn.n_iter_ > 5
+    assert np.all(np.diff(curve) < 0)
+    np.testing.assert_allclose(curve[-1], _objective(pinn, X), rtol=1e-9)
+
+
+def test_nonfinite_adam_loss_restores_the_initial_parameters(heat_small):
+    from sklearn.exceptions import ConvergenceWarning
+
+    problem, X = heat_small
+    kw = dict(hidden_layer_sizes=(6,), solver="adam", random_state=0)
+    with pytest.warns(ConvergenceWarning, match=r"became non-finite in step 2.*the initial "
+                                                r"ones\) were restored"):
+        diverged = PINNRegressor(problem, lr=1e300, max_epochs=20, **kw).fit(X)
+    assert diverged.n_iter_ == 0 and diverged.loss_curve_ == []
+    # a 1e-300 step leaves float64 parameters where they were: the initial network
+    initial = PINNRegressor(problem, lr=1e-300, max_epochs=1, **kw).fit(X)
+    np.testing.assert_array_equal(diverged.predict(X), initial.predict(X))
+
+
+class _NaNAfter:
+    """The heat residual, NaN from the ``n``-th evaluation on the training set."""
+
+    def __init__(self, n):
+        self.n, self.calls, self.residual = n, 0, heat_1d().residual
+
+    def __call__(self, x, d):
+        r = self.residual(x, d)
+        self.calls += x.shape[0] > 2  # fit also checks the residual's shape on 2 points
+        return r * float("nan") if self.calls >= self.n else r
+
+
+def test_nonfinite_lbfgs_loss_restores_the_last_accepted_finite_state(heat_small):
+    # PINNRegressor only warned; now the guard stops at the first non-finite accepted loss
+    # and restores the last state whose objective was finite: the fit is the clean fit
+    # stopped after the iterations kept
+    from sklearn.exceptions import ConvergenceWarning
+
+    heat, X = heat_small
+    broken = PDEProblem(bounds=heat.bounds, derivatives=heat.derivatives,
+                        residual=_NaNAfter(8), conditions=heat.conditions)
+    kw = dict(hidden_layer_sizes=(6,), solver="lbfgs", random_state=0)
+    with pytest.warns(ConvergenceWarning, match="became non-finite in step"):
+        diverged = PINNRegressor(broken, max_iter=20, **kw).fit(X)
+    assert 0 < diverged.n_iter_ < 8
+    assert np.all(np.isfinite(diverged.loss_curve_))
+    clean = PINNRegressor(heat, max_iter=diverged.n_iter_, **kw).fit(X)
+    assert clean.n_iter_ == diverged.n_iter_
+    np.testing.assert_array_equal(diverged.predict(X), clean.predict(X))
+    assert diverged.loss_curve_ == clean.loss_curve_
+
+
+def test_fitted_state_ends_with_an_underscore(heat_small):
+    # PINNRegressor kept _y_1d, PINNInfluence _net, _names, _X, _M, _Y, _R, _rho, _J, ...
+    problem, X = heat_small
+    pinn = PINNRegressor(problem, **{**_REPRO_KW, "solver": "adam+lbfgs"}).fit(X)
+    for est in (pinn, PINNInfluence(pinn, hessian="exact").fit()):
+        params = set(est.get_params(deep=False))
+        kept = [k for k in vars(est) if k not in params and not k.endswith("_")]
+        assert kept == [], type(est).__name__
+    inf = PINNInfluence(pinn, hessian="exact").fit()
+    assert isinstance(inf.fit_time_, float) and set(inf.fit_time_parts_) == {
+        "gradients", "hessian", "projection"}
+    assert inf.train_gradients_.shape == (len(X), inf.n_params_)
+    # grad_dot reads the kept training gradients
+    np.testing.assert_allclose(inf.grad_dot(X[:3]),
+                               inf._test_gradients(X[:3], "output_0").numpy()
+                               @ inf.train_gradients_.T)
+
+
+def test_optimizer_params_are_checked_against_the_stage_optimizer(heat_small):
+    problem, X = heat_small
+    with pytest.raises(ValueError, match="not an argument of the optimizer Adam"):
+        PINNRegressor(problem, optimizer_params={"history_size": 5}, **_REPRO_KW).fit(X)
+    with pytest.raises(ValueError, match=r"\['betas'\] are not L-BFGS settings"):
+        PINNRegressor(problem, solver="lbfgs", optimizer_params={"betas": (0.9, 0.9)},
+                      **_REPRO_KW).fit(X)
+    # an L-BFGS setting reaches L-BFGS: an evaluation budget of 3 stops it early
+    short = PINNRegressor(problem, solver="lbfgs", optimizer_params={"max_eval": 3},
+                          **{**_REPRO_KW, "max_iter": 50}).fit(X)
+    assert 1 <= short.n_iter_ <= 2
+
+
+def test_verbose_prints_plain_lines_per_stage(heat_small, capsys):
+    problem, X = heat_small
+    PINNRegressor(problem, verbose=1, **{**_REPRO_KW, "max_epochs": 40, "max_iter": 3}).fit(X)
+    lines = capsys.readouterr().out.splitlines()
+    adam = [ln for ln in lines if ln.startswith("PINNRegressor Adam  epoch ")]
+    lbfgs = [ln for ln in lines if ln.startswith("PINNRegressor L-BFGS  iteration ")]
+    assert len(adam) == 21 and adam[-1].startswith("PINNRegressor Adam  epoch 40/40")
+    assert 1 <= len(lbfgs) <= 3 and "train_loss" in lbfgs[0]
+    assert len(lines) == len(adam) + len(lbfgs) and "\x1b" not in "".join(lines)
