@@ -29,7 +29,7 @@ from sklearn_icml26.metrics import (
     sample_polylines,
 )
 from sklearn_icml26.surface import DEFAULT_LOSS_WEIGHTS, MPFSurface
-from sklearn_icml26.surface._mpf import _MPFModule
+from sklearn_icml26.surface._network import _MPFModule
 
 # the configuration the 2-D thresholds were measured with (heads of 64, one near and one free
 # sample per batch point: the defaults before the faster training)
@@ -527,7 +527,7 @@ def _canonical_faces(V, F, ref):
 
 def test_extract_mesh_in_slabs_equals_one_slab_and_stays_watertight(hemisphere, closed_sphere,
                                                                      monkeypatch):
-    import sklearn_icml26.surface._mpf as mpf_module
+    import sklearn_icml26.surface._extraction as mpf_module
 
     _, est = hemisphere
     closed = closed_sphere
@@ -553,7 +553,7 @@ def test_extract_mesh_peak_memory_is_bounded(hemisphere, monkeypatch):
     1 GiB at 256^3): one float32 slab of _SLAB_POINTS points (+ a plane) plus the mesh."""
     import tracemalloc
 
-    import sklearn_icml26.surface._mpf as mpf_module
+    import sklearn_icml26.surface._extraction as mpf_module
 
     _, est = hemisphere
     est.extract_mesh(16)  # imports outside the measurement

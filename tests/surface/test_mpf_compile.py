@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from sklearn_icml26.datasets import make_thin_shell
-from sklearn_icml26.surface import MPFSurface, _mpf
+from sklearn_icml26.surface import MPFSurface, _compile, _loss, _mpf
 
 torch.set_num_threads(1)
 
@@ -31,10 +31,10 @@ def uncompiled(monkeypatch):
     def function():
         def step(*args):
             calls.append(args[1].shape[0])  # points of the step
-            return _mpf._step_loss(*args)
+            return _loss._step_loss(*args)
         return step
 
-    monkeypatch.setattr(_mpf._CompiledStep, "_function", staticmethod(function))
+    monkeypatch.setattr(_compile._CompiledStep, "_function", staticmethod(function))
     return calls
 
 
@@ -76,7 +76,7 @@ def test_failed_compile_falls_back_to_the_eager_step_with_a_warning(monkeypatch)
             raise RuntimeError("no C++ compiler")
         return step
 
-    monkeypatch.setattr(_mpf._CompiledStep, "_function", staticmethod(broken))
+    monkeypatch.setattr(_compile._CompiledStep, "_function", staticmethod(broken))
     with pytest.warns(UserWarning, match="torch.compile failed.*no C.. compiler"):
         est = MPFSurface(**SMALL, compile=True).fit(X)
     eager = MPFSurface(**SMALL).fit(X)

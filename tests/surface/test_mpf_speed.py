@@ -17,7 +17,7 @@ import torch
 
 from sklearn_icml26.datasets import make_thin_shell
 from sklearn_icml26.surface import MPFSurface
-from sklearn_icml26.surface._mpf import _MPFCriterion
+from sklearn_icml26.surface._loss import _MPFCriterion
 
 torch.set_num_threads(1)
 
@@ -73,7 +73,7 @@ def test_default_keeps_the_queries_on_the_calling_thread():
 
 def test_point_trimmed_extraction_evaluates_only_near_nodes_and_keeps_every_face(monkeypatch):
     """trim='points' evaluates the grid only near the input points: same mesh, bit for bit."""
-    from sklearn_icml26.surface import _mpf
+    from sklearn_icml26.surface import _extraction, _mpf
 
     H, _ = make_thin_shell("open_hemisphere", 2000, random_state=0)
     est = MPFSurface(hidden_width=32, head_width=16, max_epochs=2, batch_size=500,
@@ -93,13 +93,13 @@ def test_point_trimmed_extraction_evaluates_only_near_nodes_and_keeps_every_face
         calls.clear()
         band.append(est.extract_mesh(**kw, trim="points"))
         band[-1] += (sum(calls),)
-    monkeypatch.setattr(_mpf, "_SLAB_POINTS", 64 * 64 * 5)  # several slabs and seams
+    monkeypatch.setattr(_extraction, "_SLAB_POINTS", 64 * 64 * 5)  # several slabs and seams
     band_slabs = est.extract_mesh(64, bounds=cut, trim="points")
     full_nodes = lambda self, axes, step, first, n: np.ones(  # noqa: E731
         (n, len(axes[1]), len(axes[2])), dtype=bool)
     monkeypatch.setattr(_mpf.MPFSurface, "_near_nodes", full_nodes)
     full_slabs = est.extract_mesh(64, bounds=cut, trim="points")
-    monkeypatch.setattr(_mpf, "_SLAB_POINTS", 2**22)
+    monkeypatch.setattr(_extraction, "_SLAB_POINTS", 2**22)
     for kw, (V, F, evaluated) in zip(cases, band, strict=True):
         calls.clear()
         V0, F0 = est.extract_mesh(**kw, trim="points")
@@ -137,7 +137,7 @@ def test_off_surface_pools_pair_points_with_their_distances_and_refresh_on_sched
     steps; near points follow the two noise scales, free points fill the box."""
     from scipy.spatial import cKDTree
 
-    from sklearn_icml26.surface._mpf import _OffSurfacePools
+    from sklearn_icml26.surface._sampling import _OffSurfacePools
 
     torch.manual_seed(0)
     X, _ = make_thin_shell("open_arc", 500, random_state=0)
