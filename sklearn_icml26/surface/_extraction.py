@@ -109,7 +109,7 @@ class _FieldExtraction:
         from scipy.ndimage import maximum_filter
         from scipy.spatial import cKDTree
 
-        P = self._tree.data  # the normalised input points
+        P = self.tree_.data  # the normalised input points
         lo = np.array([a[0] for a in axes])
         h = 2 * self.point_spacing_ * self.scale_
         reach = max(h, float(np.max(step))) + math.sqrt(len(axes)) * float(np.max(step))
@@ -171,7 +171,7 @@ class _FieldExtraction:
             return np.ones(len(centroids), dtype=bool)
         if trim == "metric":
             return self._fields_normalised(centroids, keys=("r",))["r"] / self.scale_ < tau
-        dist, _ = self._tree.query(centroids, k=1)
+        dist, _ = self.tree_.query(centroids, k=1)
         voxel = float(np.max(step)) / self.scale_
         return dist / self.scale_ < max(2 * self.point_spacing_, voxel)
 

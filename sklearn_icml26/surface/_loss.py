@@ -115,6 +115,7 @@ class _MPFCriterion(nn.Module):
         self.last_terms = {}
         self.last_finite = True
         self._pool = None
+        self._points_on_device = None  # the points for d_X on an accelerator (training only)
 
     def distance_async(self, pts):
         """d_X at ``pts`` computed in a worker thread (a future), or ``None``.
@@ -151,7 +152,7 @@ class _MPFCriterion(nn.Module):
             q = pts.detach().numpy().astype(np.float64)
             dist, _ = self.tree.query(q, k=1, workers=torch.get_num_threads())
             return torch.as_tensor(dist, dtype=pts.dtype)
-        ref = getattr(self, "_points_on_device", None)
+        ref = self._points_on_device
         if ref is None or ref.device != pts.device or ref.dtype != pts.dtype:
             ref = torch.as_tensor(self.tree.data, dtype=pts.dtype, device=pts.device)
             self._points_on_device = ref

@@ -90,31 +90,26 @@ class MPFSurface(_FieldExtraction, TorchEstimatorMixin, TransformerMixin,
     path. One ``fit`` reconstructs one shape;
     2-D inputs give curves (:meth:`extract_curve`), 3-D inputs meshes (:meth:`extract_mesh`).
 
+    Read more in the :ref:`User Guide <user_guide_mpf>`.
+
     Parameters
     ----------
     field : {"mpf", "sdf", "udf"}, default="mpf"
         The fused metric-phase field, or the signed / unsigned ablation.
     hidden_width : int, default=64
-        Width of the SIREN backbone's sine layers (the original 128, with heads of 64, cost
-        2.5 x more per step for a CD-L1 within 3 % on open_cylinder: 0.00433 vs 0.00421, and
-        on open_hemisphere 0.00390 vs 0.00381; but 19 % worse on cube_plus_sheet, a sheet on
-        a box: 0.00700 vs 0.00586, both at ``omega0=10``; at the default ``omega0=20`` the
-        narrow network reaches 0.00557 there, below the original's 0.00586 at 10).
+        Width of the SIREN backbone's sine layers. The original 128 (with heads of 64)
+        costs about 2.5 x more per step for a similar accuracy (see
+        :ref:`mpf_defaults`).
     n_layers : int, default=2
         Number of backbone sine layers.
     head_width : int, default=32
         Width of the sine layer of each head.
     omega0 : float, default=20.0
         Frequency of the first sine layer (SIREN's omega_0), in 1 / normalised unit. It
-        bounds the finest structure the field resolves. The previous default 10 merged two
-        3-D sheets 0.05 of the normalised box apart (layer separation 0.80 and 0.77 with
-        seeds 0 and 1); 20 keeps them apart (1.000 and 0.961, CD-L1 0.0048 / 0.0058 vs 0.0100
-        / 0.0119) and cuts CD-L1 on cube_plus_sheet by about a fifth (0.00557 vs 0.00710 at
-        noise 0, 0.00605 vs 0.00742 at 0.005), for +2.2 % / +4.9 % on open_hemisphere
-        (noise 0 / 0.005), -1.1 % / +0.7 % on open_cylinder and a normal consistency lower
-        by 0.0002-0.005 on the smooth shapes; sheets 0.03 apart still merge (0.52). 30 did
-        not keep 3-D sheets 0.03 apart either (0.50) and lowered the normal consistency
-        further (see the user guide).
+        bounds the finest structure the field resolves: at 20, 3-D sheets 0.05 of the
+        normalised box apart stay apart (at 10 they merge); closer sheets merge at every
+        value tried, and higher values lower the normal consistency and fill the box with
+        spurious zero crossings (see :ref:`mpf_layers`).
     beta_init : float, default=10.0
         Initial gate sharpness ``beta`` (must exceed 1e-3); ``1 / beta`` is the gate width
         in the normalised unit.
@@ -127,8 +122,7 @@ class MPFSurface(_FieldExtraction, TorchEstimatorMixin, TransformerMixin,
     align_magnitude : float, default=1.0
         Weight kappa of ``||theta| - r|`` inside the align term (the original 10 pulled
         ``|theta|`` towards the flat bottom of ``r`` next to the surface and moved the zero
-        set: open_cylinder, 600 steps, CD-L1 0.0096 with kappa 10, 0.0069 with 1, 0.0081
-        with 0).
+        set; see :ref:`mpf_defaults`).
     far_alpha : float, default=100.0
         Decay alpha of the free-space term ``exp(-alpha |phi|)``.
     near_k : int, default=10
@@ -150,25 +144,22 @@ class MPFSurface(_FieldExtraction, TorchEstimatorMixin, TransformerMixin,
         points).
     batch_size : int, default=512
         Input points per step (``off_surface_fraction * batch_size`` near and as many free
-        points are drawn with them); ``-1``
-        uses all. (The original 1024 with 100 epochs, the same 2,000 steps, cost 1.6 x more
-        CPU for the same CD-L1: open_cylinder 0.004346 vs 0.004345, open_hemisphere
-        0.003939 vs 0.003927.)
+        points are drawn with them); ``-1`` uses all.
     lr : float, default=1e-3
         Peak learning rate (the warm start uses 5 x lr).
     lr_schedule : {"cosine", "constant"}, default="cosine"
         ``"cosine"`` decays the learning rate from ``lr`` to ``lr / 100`` by a half cosine
-        over the training steps; ``"constant"`` keeps ``lr``. (The original constant 2e-4
-        left the zero set short of the points: open_cylinder, 2000 steps, CD-L1 0.0068 with
-        constant 2e-4, 0.0042 with cosine from 1e-3; the sampling floor is 0.0040.)
+        over the training steps; ``"constant"`` keeps ``lr`` (the original constant 2e-4
+        left the zero set short of the points; see :ref:`mpf_defaults`).
     optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
 default="adam"
         Optimizer.
     precision : {"float32", "float64"}, default="float32"
         Floating point precision of training. Fields are always evaluated with a float64
         copy of the trained network, so a point's output does not depend on the batch it
-        comes in (float32 products round differently with the batch size, up to 1.8e-7);
-        on a CPU this makes evaluation and extraction about 2x slower than float32.
+        comes in (float32 products round differently with the batch size); on a CPU this
+        makes evaluation and extraction slower than float32 would (see
+        :ref:`user_guide_mpf`).
     device : str, default="cpu"
         Torch device.
     random_state : int, RandomState instance or None, default=None
@@ -183,10 +174,7 @@ default="adam"
         of ``batch_size``; as many free points of the box. They come from pools of 8 steps'
         worth of near and of free points whose distance targets are queried at once; every
         step takes its points at random from the pools, which are re-drawn every 32 steps
-        (each sample serves 4 steps on average; on open_cylinder and open_hemisphere the
-        CD-L1 moved by +1.1 % and +1.0 % against a query per step). (The
-        original 1.0 cost 1.5 x more per step; with the narrower network above, 0.5 kept
-        CD-L1 on open_cylinder within 3 % of the original default.)
+        (each sample serves 4 steps on average; see :ref:`mpf_speed`).
     n_jobs : int or None, default=None
         Threads of the kd-tree queries of the distance targets, which then run beside the
         network (scipy releases the GIL): ``None`` or 1 keeps them on the calling thread,
@@ -204,21 +192,18 @@ default="adam"
         compiling fails (no C++ compiler, an unsupported platform or torch version) the fit
         goes on eagerly without an error (with a ``UserWarning`` for ``compile=True``);
         ``compiled_`` says which ran. The numbers equal the eager ones up to float32
-        rounding (open_cylinder, default fit at ``omega0=10``: CD-L1 0.004344 vs 0.004345).
-        It pays off only once the compiled graphs are in torch's on-disk cache: on the
-        shared 2-core machine (one torch thread, load 6-7) the default fit took 39.6 s of wall
-        time (25.4 s CPU) compiled against 44.2 s (29.1 s) eagerly,
-        but the first compile in a fresh cache adds about 23 s of CPU in the fitting
-        process plus inductor's worker processes (a 200-step fit: 122 s of wall time at
-        load 7.7 against 8.4 s eagerly), and the cache is specific to the torch version,
-        thread count and shapes; so it is off by default.
+        rounding. It pays off only for repeated fits of one configuration once the compiled
+        graphs are in torch's on-disk cache (specific to the torch version, thread count and
+        shapes); a first compile in a fresh cache costs more than a whole eager fit, so it is
+        off by default (timings in :ref:`mpf_speed`).
 
     Attributes
     ----------
     net_ : skorch.NeuralNet
         The trained net (its ``history`` holds ``train_<term>`` per epoch).
     module_ : torch.nn.Module
-        The trained network (works on normalised coordinates).
+        A float64 copy of the trained network (``net_.module_``), which every query and
+        extraction evaluates; it works on normalised coordinates.
     n_features_in_ : int
         Dimension d of the points.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -237,6 +222,9 @@ default="adam"
         [256, 1024] in 2-D.
     beta_ : float
         Fitted gate sharpness (``nan`` unless ``field="mpf"``).
+    tree_ : scipy.spatial.cKDTree
+        kd-tree of the distinct input points in normalised coordinates (the distances of
+        ``trim="points"``).
     trim_tau_ : float
         Default threshold of ``trim="metric"``: 0.99-quantile of r at the points plus
         ``max(h, voxel / 2)``, input units (``nan`` for ``field="sdf"``).
@@ -534,9 +522,7 @@ default="adam"
             schedule=schedule,
             laplacian_weight=weights["laplacian"] if self.field != "udf" else 0.0,
             lr_schedule=self.lr_schedule,
-            # "autograd" (the benchmark's "before") keeps the original per-step queries
-            pool_data=(None if getattr(self, "_derivatives", "closed_form") == "autograd"
-                       else (Xn, sigma, math.ceil(self.off_surface_fraction * batch))),
+            pool_data=self._pool_data(Xn, sigma, math.ceil(self.off_surface_fraction * batch)),
             compiled_step=self._compiled_step(weights, batch, n))
         try:
             self._fit_net(train, None)
@@ -547,12 +533,11 @@ default="adam"
         del self._callback
         self.net_.criterion_.tree = None  # training-only; the estimator keeps its own tree
         self.net_.criterion_._points_on_device = None
-        self.module_ = self.net_.module_
-        self.module_.laplacian_points = 0
+        self.net_.module_.laplacian_points = 0
         # inference on a float64 copy: a point's fields do not depend on the batch it comes
         # in (float32 matrix products round differently with the batch size, up to 1.8e-7)
-        self._module64 = _float64_copy(self.module_, self.device)
-        self._tree = tree
+        self.module_ = _float64_copy(self.net_.module_, self.device)
+        self.tree_ = tree
         self.n_iter_ = (int(callback.step_) if not callback.stopped_
                         else max(int(callback.kept_step_), 0))
         step = callback.compiled_step
@@ -590,7 +575,7 @@ default="adam"
                                  self.center_ + box_half / self.scale_])
         self.point_spacing_ = spacing / self.scale_
         self.resolution_ = self._auto_resolution(self.bounds_, d)
-        self.beta_ = float(self.module_.beta().detach()) if self.field == "mpf" else np.nan
+        self.beta_ = float(self.net_.module_.beta().detach()) if self.field == "mpf" else np.nan
         if self.field != "sdf":
             r = self._fields(X)["r"]
             q = float(np.quantile(r, 0.99))
@@ -608,12 +593,9 @@ default="adam"
 
         ``compile=True`` compiles whenever torch has ``torch.compile``; ``"auto"`` only when
         the fit has at least ``_COMPILE_MIN_STEPS`` full-batch steps (a shorter fit does not
-        earn the compile time back). The original derivatives (``_derivatives =
-        "autograd"``, the benchmark's "before") never compile.
+        earn the compile time back).
         """
         if self.compile is False or not hasattr(torch, "compile"):
-            return None
-        if getattr(self, "_derivatives", "closed_form") == "autograd":
             return None
         full_steps = (n // batch) * self.max_epochs
         if self.compile == "auto" and full_steps < _COMPILE_MIN_STEPS:
@@ -623,6 +605,12 @@ default="adam"
         step.warn = self.compile is True
         return step
 
+    def _pool_data(self, points, sigma, n_off):
+        """``(points, sigma, n_off)`` of the off-surface pools (:class:`_OffSurfacePools`), or
+        ``None`` for a sampling and a distance query per step (the original code, which the
+        speed benchmark's "before" arm in benchmarks/_mpf_arms.py trains with)."""
+        return points, sigma, n_off
+
     # -- adapter hooks -------------------------------------------------------------------------
     def _build_module(self, n_features_in, n_outputs):
         module = _MPFModule(self._d, field=self.field, hidden_width=self.hidden_width,
@@ -631,9 +619,6 @@ default="adam"
                             softplus_beta=self.softplus_beta, near_scale=self.near_scale,
                             box_half=self._fit_state["box_half"],
                             off_surface_fraction=self.off_surface_fraction)
-        # "autograd": the original double-backward derivatives (the benchmark's before/after
-        # timing sets it; not a parameter: both give the same loss)
-        module.derivatives = getattr(self, "_derivatives", "closed_form")
         return module
 
     def _build_criterion(self):
@@ -663,7 +648,7 @@ default="adam"
         Every row goes through the same float64 operations whatever the batch, so the result
         of a point does not depend on the other points or on ``chunk_size``.
         """
-        module = self._module64
+        module = self.module_
         device = next(module.parameters()).device
         Qn = np.asarray(Qn, dtype=np.float64)
         keys = keys or ("r", "theta", "P", "phi", "grad_phi")
@@ -862,9 +847,8 @@ default="adam"
         ``r(centroid) < tau``; ``"points"`` iff the centroid lies within
         ``max(2 h, voxel)`` of an input point; ``None`` keeps all; ``"auto"`` is
         ``"points"`` for ``field="mpf"`` and ``None`` otherwise. (The original ``"metric"``
-        default left surface beyond open boundaries in all six benchmark cases: ``r`` is
-        flat next to the surface, so it stays below ``tau`` there; the benchmark reports
-        both.)
+        default left surface beyond open boundaries: ``r`` is flat next to the surface, so
+        it stays below ``tau`` there; see :ref:`user_guide_mpf`.)
 
         The grid is evaluated and meshed in slabs of about 4 million points (a float32 field
         of 16 MiB, sharing one plane with the next slab, whose vertices are merged), so
@@ -874,8 +858,7 @@ default="adam"
         float32). With ``trim="points"`` only the grid nodes within ``max(2 h, voxel) +
         sqrt(3) voxel`` of an input point are evaluated (a kept face's cell has all its
         nodes there; the others are filled with a constant above the level): the trimmed
-        mesh is the same, bit for bit, at a fraction of the network calls (open_cylinder at
-        the default resolution: 4.0 instead of 18.6 s of CPU).
+        mesh is the same, bit for bit, at a fraction of the network calls.
 
         Parameters
         ----------
@@ -1003,8 +986,8 @@ default="adam"
         :func:`skimage.measure.find_contours`; trimming drops segments by the rules of
         :meth:`extract_mesh` and splits polylines where segments go. In 2-D ``"auto"`` is
         ``"metric"`` for ``field="mpf"``: with dense 2-D samples ``"points"`` keeps only
-        segments within one voxel of a point and cut the open arc of the tests into pieces
-        (CD-L1 0.022 vs 0.0064 with ``"metric"``).
+        segments within one voxel of a point and cuts an open arc into pieces (see
+        :ref:`mpf_defaults`).
 
         Parameters
         ----------

@@ -117,6 +117,8 @@ class _MPFModule(nn.Module):
         self.laplacian_points = 0  # set per step by the schedule callback
         self.laplacian_factor = 1.0  # the Laplacian weight's schedule factor (callback)
         self.compiled_step = None  # a _CompiledStep while a compiled fit trains
+        self.pools = None  # the _OffSurfacePools while a fit trains (None: a query per step)
+        self.distance_hook = None  # the criterion's threaded d_X query while a fit trains
         layers = [_Sine(n_features, hidden_width, omega0, first=True)]
         layers += [_Sine(hidden_width, hidden_width) for _ in range(n_layers - 1)]
         self.backbone = nn.Sequential(*layers)
@@ -312,6 +314,15 @@ class _MPFModule(nn.Module):
             lap = lap + _grad(g[:, j], x, True)[:, j]
         return lap
 
+    def _step_fields(self, pts, lap_pts):
+        """A training step's fields and input gradients at ``pts`` and, unless ``lap_pts`` is
+        ``None``, ``laplacian`` at ``lap_pts``: the closed-form gradients and the forward jet
+        (benchmarks/_mpf_arms.py overrides it with the original autograd double backward)."""
+        out = self.fields(pts, grads=True)
+        if lap_pts is not None:
+            out["laplacian"] = self.jet(lap_pts)["laplacian"]
+        return out
+
     def forward(self, x):
         d = self.n_features
         if x.shape[1] == d:
@@ -330,7 +341,7 @@ class _MPFModule(nn.Module):
         # near points around the first n_off surface points of the (shuffled) batch, as many
         # free points of the box
         n_off = max(1, math.ceil(self.off_surface_fraction * B))
-        pools = getattr(self, "pools", None)
+        pools = self.pools
         if pools is not None and n_off <= pools.n:
             # near and free points with their distance targets from the pools
             N, Fr, d_x = pools.draw(n_off)
@@ -345,13 +356,13 @@ class _MPFModule(nn.Module):
         pts = torch.cat([S, N, Fr]).detach()
         # d_X of the near and free points (the metric term's target) runs on another core
         # while the network evaluates them (same values as the criterion's own query)
-        hook = getattr(self, "distance_hook", None)
+        hook = self.distance_hook
         if d_x is None and hook is not None and self.field != "sdf":
             d_x = hook(pts[B:])
         k = min(self.laplacian_points, B)
         k = min(k, n_off)
         lap_pts = torch.cat([N[:k], Fr[:k]]).detach()
-        step = getattr(self, "compiled_step", None)
+        step = self.compiled_step
         if (step is not None and pools is not None and n_off <= pools.n
                 and step.applies(B, n_off)):
             with torch.enable_grad():
@@ -361,16 +372,8 @@ class _MPFModule(nn.Module):
             if res is not None:
                 return {"terms": res[0], "total": res[1], "batch_size": B, "n_off": n_off}
         with torch.enable_grad():
-            if getattr(self, "derivatives", "closed_form") == "autograd":
-                # the original double backward (kept for the benchmark's before/after timing)
-                out = self.fields_autograd(pts.requires_grad_(True), grads=True,
-                                           create_graph=True, direct_phi=False)
-                if k > 0:
-                    out["laplacian"] = self.laplacian(lap_pts)
-            else:
-                out = self.fields(pts, grads=True)
-                if k > 0:  # |Delta phi| on the first k near and the first k free points
-                    out["laplacian"] = self.jet(lap_pts)["laplacian"]
+            # |Delta phi| on the first k near and the first k free points
+            out = self._step_fields(pts, lap_pts if k > 0 else None)
         out["batch_size"] = B
         out["n_off"] = n_off
         out["normals"] = normals

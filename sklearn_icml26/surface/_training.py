@@ -82,7 +82,7 @@ class _MPFTraining(Callback):
     def cleanup(self, module=None):
         """Stop the query threads and unhook them from the module (idempotent)."""
         if module is not None:
-            pools = getattr(module, "pools", None)
+            pools = module.pools
             if pools is not None:
                 self.pools_queried_ = pools.queried
                 pools.close()

@@ -7,6 +7,7 @@ The point-trimmed extraction evaluates only grid nodes near the points and must 
 full grid's mesh. The pools pair every sample with its own distance and refresh on schedule.
 """
 
+import copy
 import math
 import os
 import pickle
@@ -196,3 +197,44 @@ def test_default_budget_is_2000_steps_of_512_points_on_20000_points():
     n_off = math.ceil(est.off_surface_fraction * est.batch_size)
     assert (steps, est.batch_size, n_off) == (2000, 512, 256)
     assert math.ceil(est.laplacian_fraction * n_off) == 64
+
+
+def _benchmark_arms():
+    """benchmarks/_mpf_arms.py (the speed benchmark's "before" arm), loaded by its path."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "_mpf_arms.py"
+    spec = importlib.util.spec_from_file_location("_mpf_arms", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_benchmark_before_arm_trains_the_same_network_by_autograd(monkeypatch):
+    """The speed arm's "before" (a subclass in benchmarks/, not a hidden attribute of the
+    estimator) trains by autograd with a query per step, never from the pools; its step's
+    fields, gradients and Laplacian equal the closed-form ones of the same network."""
+    from sklearn_icml26.surface import _sampling
+
+    arms = _benchmark_arms()
+    X, _ = make_thin_shell("open_arc", 200, random_state=0)
+    params = dict(SMALL, precision="float64")
+    new = MPFSurface(**params).fit(X)
+
+    def no_pools(self, n=None):
+        raise AssertionError("the before arm drew from the pools")
+
+    monkeypatch.setattr(_sampling._OffSurfacePools, "draw", no_pools)
+    old = arms.OriginalMPFSurface(**params).fit(X)
+    assert type(old.net_.module_) is arms._AutogradMPFModule
+    assert arms.OriginalMPFSurface(compile=True)._compiled_step({}, 100, 200) is None
+    assert old.n_iter_ == new.n_iter_ and np.all(np.isfinite(old.transform(X)))
+    closed = new.net_.module_
+    autograd = copy.deepcopy(closed)
+    autograd.__class__ = arms._AutogradMPFModule
+    pts = torch.rand(50, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    a, b = closed._step_fields(pts.clone(), pts[:10]), autograd._step_fields(pts.clone(), pts[:10])
+    for key in ("r", "theta", "phi", "grad_r", "grad_theta", "grad_phi", "laplacian"):
+        np.testing.assert_allclose(b[key].detach().numpy(), a[key].detach().numpy(),
+                                   rtol=1e-9, atol=1e-9, err_msg=key)
