@@ -17,7 +17,7 @@ DEFAULT_LOSS_WEIGHTS = {
     "laplacian": 1.0,
     "phase": 50.0,
 }
-"""Weights of the loss terms (in this order in ``loss_curve_``)."""
+"""Weights of the loss terms (in this order in ``loss_terms_``)."""
 
 _TERMS = tuple(DEFAULT_LOSS_WEIGHTS)
 
@@ -113,7 +113,6 @@ class _MPFCriterion(nn.Module):
         self.far_alpha = float(far_alpha)
         self.laplacian_factor = 1.0
         self.last_terms = {}
-        self.last_finite = True
         self._pool = None
         self._points_on_device = None  # the points for d_X on an accelerator (training only)
 
@@ -179,10 +178,8 @@ class _MPFCriterion(nn.Module):
             total = _weighted_total(terms, self.weights, self.laplacian_factor)
         if not torch.is_tensor(total):  # every weighted term is off: a zero in the graph
             total = sum(v.sum() for v in terms.values()) * 0.0
-        # one device-to-host transfer per step for the logged terms and the finiteness check
-        values = torch.stack([v.detach().reshape(()) for v in terms.values()]
-                             + [total.detach().reshape(())]).double().cpu().tolist()
-        self.last_terms = dict(zip(terms, values[:-1], strict=True))
-        self.last_finite = bool(np.isfinite(values[-1]))
+        # one device-to-host transfer per step for the logged terms
+        values = torch.stack([v.detach().reshape(()) for v in terms.values()]).double()
+        self.last_terms = dict(zip(terms, values.cpu().tolist(), strict=True))
         return total.expand(B)
 

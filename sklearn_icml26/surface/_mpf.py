@@ -19,6 +19,7 @@ This file holds the estimator (parameters, fit, field queries); its parts live b
 (the training callback) and ``_extraction`` (grids, marching cubes, contours, trimming).
 """
 
+import functools
 import math
 import os
 import warnings
@@ -28,12 +29,12 @@ import numpy as np
 import torch
 from scipy.spatial import cKDTree
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..base import TorchEstimatorMixin, _rose_hundredfold
+from ..base import FitContext, TorchEstimatorMixin, make_optimizer
+from ..utils._docstrings import Substitution, _torch_docstrings
 from ._compile import _COMPILE_MIN_STEPS, _CompiledStep
 from ._extraction import _FieldExtraction
 from ._loss import _TERMS, DEFAULT_LOSS_WEIGHTS, _MPFCriterion
@@ -76,6 +77,7 @@ def _is_mpf(est):
     return est.field == "mpf"
 
 
+@Substitution(**_torch_docstrings)
 class MPFSurface(_FieldExtraction, TorchEstimatorMixin, TransformerMixin,
                  BaseEstimator):
     """Metric-Phase Field surface reconstruction from an unoriented point cloud.
@@ -140,35 +142,39 @@ class MPFSurface(_FieldExtraction, TorchEstimatorMixin, TransformerMixin,
     warm_start_iter : int, default=200
         Steps of the warm start (theta to a sphere SDF, r to the distance to the points).
     max_epochs : int, default=50
-        Epochs of ``ceil(n_samples / batch_size)`` steps each (2,000 steps for 20,000
-        points).
+        {max_epochs}
+        An epoch has ``ceil(n_samples / batch_size)`` steps (2,000 steps for 20,000 points).
     batch_size : int, default=512
-        Input points per step (``off_surface_fraction * batch_size`` near and as many free
-        points are drawn with them); ``-1`` uses all.
+        {batch_size}
+        Each step also draws ``off_surface_fraction * batch_size`` near and as many free
+        points.
     lr : float, default=1e-3
-        Peak learning rate (the warm start uses 5 x lr).
+        {lr}
+        It is the peak of ``lr_schedule``; the warm start uses ``5 lr``.
     lr_schedule : {"cosine", "constant"}, default="cosine"
         ``"cosine"`` decays the learning rate from ``lr`` to ``lr / 100`` by a half cosine
         over the training steps; ``"constant"`` keeps ``lr`` (the original constant 2e-4
         left the zero set short of the points; see :ref:`mpf_defaults`).
     optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
 default="adam"
-        Optimizer.
+        {optimizer}
+        The warm start uses it too.
     precision : {"float32", "float64"}, default="float32"
-        Floating point precision of training. Fields are always evaluated with a float64
-        copy of the trained network, so a point's output does not depend on the batch it
-        comes in (float32 products round differently with the batch size); on a CPU this
-        makes evaluation and extraction slower than float32 would (see
-        :ref:`user_guide_mpf`).
+        {precision}
+        Fields are always evaluated with a float64 copy of the trained network, so a
+        point's output does not depend on the batch it comes in (float32 products round
+        differently with the batch size); on a CPU this makes evaluation and extraction
+        slower than float32 would (see :ref:`user_guide_mpf`).
     device : str, default="cpu"
-        Torch device.
+        {device}
     random_state : int, RandomState instance or None, default=None
-        Seeds initialisation, shuffling and the sampled points.
+        {random_state}
+        The random draws include the warm start's and the off-surface points.
     verbose : int, default=0
-        ``1`` prints skorch's epoch table with every loss term.
+        {verbose}
+        The warm start prints its own lines (counted in ``warm-start step``).
     optimizer_params : dict or None, default=None
-        Extra keyword arguments of the optimizer, e.g. ``{"betas": (0.9, 0.99)}`` or, for
-        ``"adamo"``, ``{"kappa": 1.0, "tau": 0.05}``; ``lr`` has its own parameter.
+        {optimizer_params}
     off_surface_fraction : float, default=0.5
         Near-surface points per step (around input points drawn at random), as a fraction
         of ``batch_size``; as many free points of the box. They come from pools of 8 steps'
@@ -200,7 +206,8 @@ default="adam"
     Attributes
     ----------
     net_ : skorch.NeuralNet
-        The trained net (its ``history`` holds ``train_<term>`` per epoch).
+        {net_}
+        Its ``history`` also holds ``train_<term>`` per epoch.
     module_ : torch.nn.Module
         A float64 copy of the trained network (``net_.module_``), which every query and
         extraction evaluates; it works on normalised coordinates.
@@ -232,11 +239,13 @@ default="adam"
         0.99-quantile of r at the points, the iso-level extracted for ``field="udf"``
         (``nan`` for ``field="sdf"``).
     n_iter_ : int
-        Optimiser steps after the warm start whose parameters were kept (all of them,
-        unless a non-finite loss stopped training: then the step of the restored ones).
+        {n_iter_}
     compiled_ : bool
         Whether the training steps ran compiled (``compile`` on and compiling succeeded).
-    loss_curve_ : ndarray of shape (n_epochs, 8)
+    loss_curve_ : list of float
+        {loss_curve_}
+        The loss is the weighted sum of the terms.
+    loss_terms_ : ndarray of shape (n_iter_, 8)
         Per-epoch means of the unweighted loss terms in the order of
         :data:`DEFAULT_LOSS_WEIGHTS` (0 where a term is off).
 
@@ -449,11 +458,13 @@ default="adam"
         Warns
         -----
         ConvergenceWarning
-            If the warm start raised its own loss a hundredfold (its parameters are
-            discarded, training starts from the initial ones); if the loss or the
-            parameters became non-finite (training stops, the last parameters whose loss
-            was finite are restored); if the training loss ended a hundredfold or more above
-            the first step's (the field has probably diverged).
+            The package's one divergence policy (:class:`~sklearn_icml26.base.DivergenceGuard`):
+            if the training loss became non-finite (training stops and the last parameters
+            that gave a finite loss are restored; ``n_iter_`` counts the epochs kept) or
+            ended a hundredfold or more above the first step's (the field has probably
+            diverged). The warm start is guarded the same way (its messages count
+            ``warm-start step``); a warm start that diverged either way is discarded and
+            training starts from the initial parameters.
         """
         X = validate_data(self, X, dtype=np.float64)
         n, d = X.shape
@@ -512,9 +523,7 @@ default="adam"
         steps_per_epoch = math.ceil(n / batch)
         total_steps = steps_per_epoch * self.max_epochs
 
-        self._d = d
-        self._fit_state = dict(weights=weights, tree=tree, box_half=box_half)
-        self._callback = _MPFTraining(
+        training = _MPFTraining(
             total_steps=total_steps, warm_start_iter=self.warm_start_iter,
             warm_batch=2 * batch, lr=self.lr,
             laplacian_points=math.ceil(self.laplacian_fraction
@@ -522,15 +531,17 @@ default="adam"
             schedule=schedule,
             laplacian_weight=weights["laplacian"] if self.field != "udf" else 0.0,
             lr_schedule=self.lr_schedule,
+            # the warm start: the estimator's optimizer (make_optimizer) at 5 x lr
+            warm_optimizer=functools.partial(make_optimizer, self, lr=5.0 * self.lr),
+            name=type(self).__name__, verbose=self.verbose,
             pool_data=self._pool_data(Xn, sigma, math.ceil(self.off_surface_fraction * batch)),
             compiled_step=self._compiled_step(weights, batch, n))
+        context = FitContext(n_features=d, weights=weights, tree=tree, box_half=box_half,
+                             training=training)
         try:
-            self._fit_net(train, None)
+            self._fit_net(train, None, context=context)
         finally:
-            del self._fit_state
-            self._callback.cleanup(getattr(getattr(self, "net_", None), "module_", None))
-        callback = self._callback
-        del self._callback
+            training.cleanup()
         self.net_.criterion_.tree = None  # training-only; the estimator keeps its own tree
         self.net_.criterion_._points_on_device = None
         self.net_.module_.laplacian_points = 0
@@ -538,38 +549,13 @@ default="adam"
         # in (float32 matrix products round differently with the batch size, up to 1.8e-7)
         self.module_ = _float64_copy(self.net_.module_, self.device)
         self.tree_ = tree
-        self.n_iter_ = (int(callback.step_) if not callback.stopped_
-                        else max(int(callback.kept_step_), 0))
-        step = callback.compiled_step
+        step = training.compiled_step
         self.compiled_ = bool(step is not None and step.calls > 0 and not step.failed)
-        hist = self.net_.history
-        self.loss_curve_ = np.array(
-            [[row.get(f"train_{key}", 0.0) for key in _TERMS] for row in hist
-             if "train_zero" in row], dtype=np.float64).reshape(-1, len(_TERMS))
-        if callback.warm_failed_ is not None:
-            warnings.warn("MPFSurface: the warm start raised its own loss a hundredfold or "
-                          "more (mean of its first "
-                          f"and last tenth of steps {callback.warm_failed_[0]:.3g} -> "
-                          f"{callback.warm_failed_[1]:.3g}); its parameters were discarded "
-                          "and training started from the initial ones. Lower lr.",
-                          ConvergenceWarning, stacklevel=3)
-        # the first step's loss (at the starting parameters) against the last epoch's mean
-        first = hist[0]["batches"][0].get("train_loss") if len(hist) and hist[0][
-            "batches"] else None
-        last = hist[-1].get("train_loss") if len(hist) else None
-        if not callback.stopped_ and _rose_hundredfold(first, last):
-            warnings.warn(f"MPFSurface: the training loss rose over the fit (first step "
-                          f"{first:.3g}, last epoch {last:.3g}); the field has probably "
-                          "diverged. Lower lr.", ConvergenceWarning, stacklevel=3)
-        if callback.stopped_:
-            kept = (f"those after step {self.n_iter_}" if callback.kept_step_ > 0 else
-                    "those after the warm start" if callback.kept_step_ == 0
-                    and callback.warm_failed_ is None and self.warm_start_iter > 0
-                    else "the initial ones")
-            warnings.warn(f"MPFSurface: the loss became non-finite at step {callback.step_}; "
-                          "training stopped and the last parameters whose loss was finite "
-                          f"({kept}) were restored. Lower lr or the loss weights.",
-                          ConvergenceWarning, stacklevel=3)
+        # n_iter_ and loss_curve_ come from the adapter (epochs kept); the terms of those
+        self.loss_terms_ = np.array(
+            [[row.get(f"train_{key}", 0.0) for key in _TERMS]
+             for row in self.net_.history[: self.n_iter_]],
+            dtype=np.float64).reshape(-1, len(_TERMS))
 
         self.bounds_ = np.stack([self.center_ - box_half / self.scale_,
                                  self.center_ + box_half / self.scale_])
@@ -612,17 +598,20 @@ default="adam"
         return points, sigma, n_off
 
     # -- adapter hooks -------------------------------------------------------------------------
-    def _build_module(self, n_features_in, n_outputs):
-        module = _MPFModule(self._d, field=self.field, hidden_width=self.hidden_width,
-                            n_layers=self.n_layers, head_width=self.head_width,
-                            omega0=self.omega0, beta_init=self.beta_init,
-                            softplus_beta=self.softplus_beta, near_scale=self.near_scale,
-                            box_half=self._fit_state["box_half"],
-                            off_surface_fraction=self.off_surface_fraction)
-        return module
+    # mini-batches by one index into whole tensors (base._WholeBatches), not sample by sample
+    _whole_batches = True
 
-    def _build_criterion(self):
-        crit = _MPFCriterion(self.field, self._fit_state["weights"], self._fit_state["tree"],
+    def _build_module(self, n_features_in, n_outputs, context):
+        # n_features_in counts the training columns (points, scale, normals): d from context
+        return _MPFModule(context.n_features, field=self.field, hidden_width=self.hidden_width,
+                          n_layers=self.n_layers, head_width=self.head_width,
+                          omega0=self.omega0, beta_init=self.beta_init,
+                          softplus_beta=self.softplus_beta, near_scale=self.near_scale,
+                          box_half=context.box_half,
+                          off_surface_fraction=self.off_surface_fraction)
+
+    def _build_criterion(self, context):
+        crit = _MPFCriterion(self.field, context.weights, context.tree,
                              self.align_magnitude, self.far_alpha)
         n_jobs = self.n_jobs
         if n_jobs is not None and n_jobs < 0:
@@ -630,8 +619,8 @@ default="adam"
         crit.query_threads = min(2, (n_jobs or 1) - 1)
         return crit
 
-    def _build_callbacks(self):
-        return [("mpf_training", self._callback)]
+    def _build_callbacks(self, context):
+        return [("mpf_training", context.training)]
 
     # -- field evaluation ------------------------------------------------------------------------
     def _fields(self, Q, grads=False, chunk_size=32768):

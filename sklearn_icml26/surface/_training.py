@@ -1,5 +1,14 @@
-"""The training callback of MPFSurface: warm start, Laplacian and learning-rate schedules,
-per-term history and the non-finite guard."""
+"""The training callback of MPFSurface: warm start, Laplacian and learning-rate schedules and
+the per-term history.
+
+Training runs on the package's adapter (:meth:`~sklearn_icml26.base.TorchEstimatorMixin._fit_net`),
+which seeds torch (:func:`~sklearn_icml26.base.seeded_torch`), builds the optimizer
+(:func:`~sklearn_icml26.base.make_optimizer`), guards against divergence
+(:class:`~sklearn_icml26.base.DivergenceGuard`) and prints the progress lines
+(:class:`~sklearn_icml26.base.EpochLogger`). The warm start is a second, shorter loop before
+the first epoch; it runs inside the adapter's seeded block and is built from the same
+primitives.
+"""
 
 import math
 
@@ -7,18 +16,49 @@ import numpy as np
 import torch
 from skorch.callbacks import Callback
 
-from ..base import _rose_hundredfold, _use_whole_batches
+from ..base import DivergenceGuard, EpochLogger, _rose_hundredfold
 from ._loss import _TERMS
 from ._sampling import _OffSurfacePools
 
 
 class _MPFTraining(Callback):
-    """Warm start before training, Laplacian schedule per step, per-term history, NaN guard."""
+    """Warm start before training, Laplacian and learning-rate schedules per step, per-term
+    history per epoch, off-surface pools and threaded queries for the fit's duration.
+
+    Parameters
+    ----------
+    total_steps : int
+        Training steps of the fit (the schedules' length).
+    warm_start_iter, warm_batch : int
+        Steps and box points per step of the warm start.
+    lr : float
+        Peak learning rate of the cosine schedule.
+    laplacian_points : int
+        Near (and as many free) points of a step that carry the Laplacian term.
+    schedule : tuple of float
+        ``(a, b)`` of the Laplacian weight's schedule.
+    laplacian_weight : float
+        The Laplacian term's weight (0: never computed).
+    lr_schedule : {"cosine", "constant"}
+        Learning-rate schedule.
+    warm_optimizer : callable
+        ``warm_optimizer(params)`` -> the warm start's optimizer (the estimator's optimizer
+        at ``5 lr``, from :func:`~sklearn_icml26.base.make_optimizer`); dropped after the fit.
+    name : str
+        The estimator's class name (warnings and progress lines).
+    verbose : int
+        The estimator's ``verbose`` (the warm start's progress lines).
+    pool_data : tuple or None
+        ``(points, sigma, n_off)`` of the off-surface pools, or None (a query per step).
+    compiled_step : _CompiledStep or None
+        The compiled training step, or None (eager steps).
+    """
 
     WARM_POOL_FACTOR = 8  # warm-start pool: 8 steps' worth of box points, queried once
 
     def __init__(self, total_steps, warm_start_iter, warm_batch, lr, laplacian_points,
-                 schedule, laplacian_weight, lr_schedule, pool_data=None, compiled_step=None):
+                 schedule, laplacian_weight, lr_schedule, warm_optimizer, name="MPFSurface",
+                 verbose=0, pool_data=None, compiled_step=None):
         self.pool_data = pool_data  # (points, sigma, n_off) of the off-surface pools or None
         self.compiled_step = compiled_step  # a _CompiledStep or None (eager steps)
         self.total_steps = total_steps
@@ -29,30 +69,18 @@ class _MPFTraining(Callback):
         self.schedule = schedule
         self.laplacian_weight = laplacian_weight
         self.lr_schedule = lr_schedule
+        self.warm_optimizer = warm_optimizer
+        self.name, self.verbose = name, verbose
 
     def on_train_begin(self, net, X=None, y=None, **kwargs):
-        _use_whole_batches(net)  # whole batches at once (see base._WholeBatches)
         self.step_ = 0
-        self.stopped_ = False
         self.batch_terms_ = []
         module, crit = net.module_, net.criterion_
-        self.criterion_ = crit
+        self.module_, self.criterion_ = module, crit
         module.distance_hook = crit.distance_async  # removed again in on_train_end
-        # torch's multi-tensor Adam / AdamW update (the default only on accelerators): the
-        # same arithmetic in fewer calls
-        for group in net.optimizer_.param_groups:
-            if (group.get("foreach", False) is None and not group.get("fused")
-                    and isinstance(net.optimizer_, (torch.optim.Adam, torch.optim.AdamW))):
-                group["foreach"] = True
-        # the initial parameters: what a divergence at the first step falls back to (the
-        # warm start itself can blow up at a large lr, to finite but useless values)
-        initial = {k: v.detach().clone() for k, v in module.state_dict().items()}
-        self.warm_failed_ = None
+        self.warm_kept_ = None
         if self.warm_start_iter > 0:
-            first, last = self._warm_start(module, crit)
-            if _rose_hundredfold(first, last):  # diverged (or NaN), not batch noise
-                module.load_state_dict(initial)
-                self.warm_failed_ = (first, last)
+            self.warm_kept_ = self._warm_start(module, crit)
         module.pools = None
         if self.pool_data is not None:
             points, sigma, n_off = self.pool_data
@@ -65,22 +93,14 @@ class _MPFTraining(Callback):
                 crit.distance_async if crit.query_threads else None)
         # compiled steps need the pools' fixed sample counts
         module.compiled_step = self.compiled_step if module.pools is not None else None
-        # snapshot_: the parameters the next step's loss is computed with; validated_: the
-        # last ones whose loss was finite (refreshed in place after every step). A step whose
-        # loss is not finite condemns snapshot_ and restores validated_.
-        self.live_ = list(module.state_dict(keep_vars=True).items())
-        self.snapshot_ = {k: v.detach().clone() for k, v in self.live_}
-        self.validated_ = {k: initial[k] for k in self.snapshot_}
-        self.snapshot_list_ = list(self.snapshot_.values())
-        self.validated_list_ = list(self.validated_.values())
-        self.live_list_ = [v.detach() for _, v in self.live_]
-        self.kept_step_ = None
 
     def on_train_end(self, net, X=None, y=None, **kwargs):
-        self.cleanup(net.module_)
+        self.cleanup()
 
-    def cleanup(self, module=None):
-        """Stop the query threads and unhook them from the module (idempotent)."""
+    def cleanup(self):
+        """Stop the query threads and unhook them from the module (idempotent; the estimator
+        calls it after the fit, also when training raised)."""
+        module = getattr(self, "module_", None)
         if module is not None:
             pools = module.pools
             if pools is not None:
@@ -93,6 +113,8 @@ class _MPFTraining(Callback):
             crit.close()
         if module is not None:
             module.distance_hook = None
+        self.module_ = self.criterion_ = None  # the fitted net holds them already
+        self.warm_optimizer = None  # the fitted net keeps this callback, not the estimator
 
     def _warm_start(self, module, crit):
         """MSE of theta to the sphere SDF |x| - 0.45 and of r to d_X on uniform box points.
@@ -101,10 +123,25 @@ class _MPFTraining(Callback):
         ``WARM_POOL_FACTOR * warm_batch`` uniform points of the box whose distances are
         queried once (a step takes ``warm_batch`` of them at random): a warm start only has
         to give the fields a rough shape, and a query per step cost two thirds of it.
+
+        The loop is guarded by :class:`~sklearn_icml26.base.DivergenceGuard` (one checkpoint,
+        at the end, with the mean loss of the last tenth of the steps): a non-finite loss
+        stops it and restores the initial parameters, and a loss that rose a hundredfold
+        warns; in both cases the warm start is discarded (the initial parameters are what
+        training starts from), since finite but blown-up fields are no rough shape.
+
+        Returns
+        -------
+        kept : bool
+            Whether the warm-started parameters were kept.
         """
-        dtype = next(module.parameters()).dtype
-        device = next(module.parameters()).device
-        opt = torch.optim.Adam(module.parameters(), lr=5.0 * self.lr)  # our choice
+        p = next(module.parameters())
+        dtype, device = p.dtype, p.device
+        initial = {k: v.detach().clone() for k, v in module.state_dict().items()}
+        opt = self.warm_optimizer(module.parameters())
+        unit = "warm-start step"
+        guard = DivergenceGuard(module, self.name, unit=unit)
+        logger = EpochLogger(self.verbose, self.warm_start_iter, self.name, unit=unit)
         module.train()
         need_r = module.r_head is not None
         size = self.WARM_POOL_FACTOR * self.warm_batch
@@ -113,7 +150,7 @@ class _MPFTraining(Callback):
         pool_d = crit._distance_to_points(pool) if need_r else None
         self.warm_queried_ = size if need_r else 0
         losses = []
-        for _ in range(self.warm_start_iter):
+        for step in range(1, self.warm_start_iter + 1):
             pick = torch.randperm(size, device=device)[: self.warm_batch]
             x = pool[pick]
             out = module.fields(x)
@@ -125,11 +162,19 @@ class _MPFTraining(Callback):
             opt.zero_grad()
             loss.backward()
             opt.step()
-            losses.append(loss.detach())
-        # mean loss of the first and the last tenth of the steps (one transfer)
-        k = max(1, len(losses) // 10)
-        first, last = torch.stack(losses[:k]).mean(), torch.stack(losses[-k:]).mean()
-        return float(first), float(last)
+            value = float(loss.detach())
+            if guard.observe(value):
+                break
+            losses.append(value)
+            logger.log(step, train_loss=value)
+        if not guard.stopped:  # the last tenth's mean is the rule's "last" (not batch noise)
+            guard.checkpoint(len(losses), loss=float(np.mean(losses[-max(1, len(losses) // 10):])))
+        rose = not guard.stopped and _rose_hundredfold(guard.first_loss_, guard.last_loss_)
+        guard.finish()
+        if guard.stopped or rose:
+            module.load_state_dict(initial)
+            return False
+        return True
 
     def on_batch_begin(self, net, batch=None, training=False, **kwargs):
         if not training:
@@ -153,21 +198,8 @@ class _MPFTraining(Callback):
         self.step_ += 1
 
     def on_batch_end(self, net, batch=None, training=False, **kwargs):
-        if not training:
-            return
-        crit, module = net.criterion_, net.module_
-        params_finite = bool(torch.isfinite(torch.cat([v.reshape(-1)
-                                                       for v in self.live_list_])).all())
-        if not crit.last_finite or not params_finite:
-            # a finite loss stepping to non-finite parameters keeps the ones it came from
-            keep = self.snapshot_ if crit.last_finite else self.validated_
-            module.load_state_dict(keep)
-            self.kept_step_ = self.step_ - (1 if crit.last_finite else 2)
-            self.stopped_ = True
-            raise KeyboardInterrupt  # skorch ends the fit loop cleanly
-        torch._foreach_copy_(self.validated_list_, self.snapshot_list_)
-        torch._foreach_copy_(self.snapshot_list_, self.live_list_)
-        self.batch_terms_.append([crit.last_terms.get(k, 0.0) for k in _TERMS])
+        if training:
+            self.batch_terms_.append([net.criterion_.last_terms.get(k, 0.0) for k in _TERMS])
 
     def on_epoch_end(self, net, **kwargs):
         if self.batch_terms_:
@@ -175,4 +207,3 @@ class _MPFTraining(Callback):
             for key, value in zip(_TERMS, means, strict=True):
                 net.history.record(f"train_{key}", float(value))
         self.batch_terms_ = []
-

@@ -16,6 +16,7 @@ import threading
 import numpy as np
 import torch
 
+from sklearn_icml26.base import FitContext
 from sklearn_icml26.datasets import make_thin_shell
 from sklearn_icml26.surface import MPFSurface
 from sklearn_icml26.surface._loss import _MPFCriterion
@@ -49,7 +50,8 @@ def test_threaded_distance_queries_give_the_same_fit(monkeypatch):
         assert est.net_.criterion_.query_threads == 1
         # the off-surface pools (one now, the next in the background) queried in a thread
         refresh = 32
-        assert len(submitted) == 1 + math.ceil(est.n_iter_ / refresh) and all(submitted)
+        steps = est.n_iter_ * 4  # epochs of 4 steps
+        assert len(submitted) == 1 + math.ceil(steps / refresh) and all(submitted)
         np.testing.assert_array_equal(est.transform(Q), sync[field].transform(Q))
         np.testing.assert_array_equal(est.loss_curve_, sync[field].loss_curve_)
         assert est.net_.criterion_._pool is None
@@ -61,10 +63,10 @@ def test_threaded_distance_queries_give_the_same_fit(monkeypatch):
 def test_default_keeps_the_queries_on_the_calling_thread():
     X, _ = make_thin_shell("open_arc", 200, random_state=0)
     est = MPFSurface(n_jobs=-1)
-    est._fit_state = dict(weights={}, tree=None)
-    assert est._build_criterion().query_threads == min(2, (os.cpu_count() or 1) - 1)
+    context = FitContext(weights={}, tree=None)
+    assert est._build_criterion(context).query_threads == min(2, (os.cpu_count() or 1) - 1)
     est.n_jobs = 5
-    assert est._build_criterion().query_threads == 2
+    assert est._build_criterion(context).query_threads == 2
     for n_jobs in (None, 1):
         crit = MPFSurface(**SMALL, n_jobs=n_jobs).fit(X).net_.criterion_
         assert crit.query_threads == 0
@@ -183,10 +185,12 @@ def test_warm_start_queries_its_box_pool_once(monkeypatch):
 
     monkeypatch.setattr(_MPFCriterion, "_distance_to_points", counting)
     est = MPFSurface(**{**SMALL, "max_epochs": 1, "warm_start_iter": 25}).fit(X)
-    assert est.n_iter_ == 3
+    assert est.n_iter_ == 1  # one epoch of 3 steps
     # one query of 8 warm-start batches of 2 * batch_size box points, then the training
-    # steps' first pools: 8 steps' worth of near and of free points (50 each per step)
-    assert calls == [8 * 2 * SMALL["batch_size"], 2 * 8 * 50]
+    # steps' first pools: 8 steps' worth of near and of free points (50 each per step);
+    # then the adapter's check of the final state (its DivergenceGuard) on the last batch,
+    # with the pools closed: one query of its 50 near and 50 free points
+    assert calls == [8 * 2 * SMALL["batch_size"], 2 * 8 * 50, 2 * 50]
 
 
 def test_default_budget_is_2000_steps_of_512_points_on_20000_points():
