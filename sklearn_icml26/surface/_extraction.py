@@ -13,6 +13,8 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from ..base import _external_stacklevel
+
 # resolution="auto": the grid voxel follows the point spacing h (voxel <= _VOXEL_PER_SPACING h),
 # clipped per dimension to [lo, hi] grid points per axis
 _VOXEL_PER_SPACING = 1.5
@@ -62,7 +64,7 @@ class _FieldExtraction:
             step = hi / (resolution - 1) - lo / (resolution - 1)
         if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))
                 and np.all(np.isfinite(step)) and np.all(step > 0)):
-            raise ValueError(f"bounds {bounds.tolist()} lie too far from center_ (or too close "
+            raise ValueError(f"bounds {bounds.tolist()} lie too far from box_center_ (or too close "
                              "together) for the grid in the fitted normalisation.")
         axes = [np.linspace(lo[j], hi[j], resolution) for j in range(d)]
         return bounds, axes, step
@@ -111,7 +113,7 @@ class _FieldExtraction:
 
         P = self.tree_.data  # the normalised input points
         lo = np.array([a[0] for a in axes])
-        h = 2 * self.point_spacing_ * self.scale_
+        h = 2 * self.point_spacing_ * self.box_scale_
         reach = max(h, float(np.max(step))) + math.sqrt(len(axes)) * float(np.max(step))
         k = int(math.ceil(reach / float(np.min(step)))) + 1
         idx = np.rint((P - lo) / step).astype(np.int64)
@@ -170,10 +172,10 @@ class _FieldExtraction:
         if trim is None or len(centroids) == 0:
             return np.ones(len(centroids), dtype=bool)
         if trim == "metric":
-            return self._fields_normalised(centroids, keys=("r",))["r"] / self.scale_ < tau
+            return self._fields_normalised(centroids, keys=("r",))["r"] / self.box_scale_ < tau
         dist, _ = self.tree_.query(centroids, k=1)
-        voxel = float(np.max(step)) / self.scale_
-        return dist / self.scale_ < max(2 * self.point_spacing_, voxel)
+        voxel = float(np.max(step)) / self.box_scale_
+        return dist / self.box_scale_ < max(2 * self.point_spacing_, voxel)
 
     def _level(self, level):
         if level is None:
@@ -196,7 +198,7 @@ class _FieldExtraction:
         bounds, axes, step = self._grid(resolution, bounds, 3)
         trim, tau = self._resolve_trim(trim, trim_tau)
         level = self._level(level)
-        level_n = level * self.scale_  # the grid holds the field in normalised units
+        level_n = level * self.box_scale_  # the grid holds the field in normalised units
         key = "r" if self.field == "udf" else "phi"
         n_planes = len(axes[0])
         per_slab = self._planes_per_slab(axes)
@@ -253,9 +255,10 @@ class _FieldExtraction:
         if not lo_value < level_n < hi_value:
             where = ("near the input points (the only place trim='points' keeps faces)"
                      if band else "inside the box")
+            lo_in, hi_in = lo_value / self.box_scale_, hi_value / self.box_scale_
             warnings.warn(f"the field does not cross level {level:g} {where} "
-                          f"(range [{lo_value / self.scale_:.4g}, {hi_value / self.scale_:.4g}]"
-                          "); returning an empty mesh.", UserWarning, stacklevel=3)
+                          f"(range [{lo_in:.4g}, {hi_in:.4g}]); returning an empty mesh.",
+                          UserWarning, stacklevel=_external_stacklevel())
             return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64)
         verts = np.concatenate(verts)
         faces = np.concatenate(faces).reshape(-1, 3)
@@ -280,13 +283,13 @@ class _FieldExtraction:
         bounds, axes, step = self._grid(resolution, bounds, 2)
         trim, tau = self._resolve_trim(trim, trim_tau)
         level = self._level(level)
-        level_n = level * self.scale_  # the grid holds the field in normalised units
+        level_n = level * self.box_scale_  # the grid holds the field in normalised units
         grid = self._grid_values(axes, 65536)
         if not grid.min() < level_n < grid.max():
             warnings.warn(f"the field does not cross level {level:g} inside the box "
-                          f"(range [{grid.min() / self.scale_:.4g}, "
-                          f"{grid.max() / self.scale_:.4g}]); returning no curve.",
-                          UserWarning, stacklevel=3)
+                          f"(range [{grid.min() / self.box_scale_:.4g}, "
+                          f"{grid.max() / self.box_scale_:.4g}]); returning no curve.",
+                          UserWarning, stacklevel=_external_stacklevel())
             return []
         lo = np.array([a[0] for a in axes])
         curves = []

@@ -33,7 +33,7 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..base import FitContext, TorchEstimatorMixin, make_optimizer
+from ..base import FitContext, TorchEstimatorMixin, _external_stacklevel, make_optimizer
 from ..utils._docstrings import Substitution, _torch_docstrings
 from ._compile import _COMPILE_MIN_STEPS, _CompiledStep
 from ._extraction import _FieldExtraction
@@ -215,10 +215,13 @@ default="adam"
         Dimension d of the points.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Column names of ``X`` when it had string column names.
-    center_ : ndarray of shape (n_features_in_,)
+    box_center_ : ndarray of shape (n_features_in_,)
         Centre of the bounding box of the (deduplicated) points, input units.
-    scale_ : float
-        Normalisation factor ``0.9 / largest half-extent`` (1 / input unit).
+    box_scale_ : float
+        Normalisation factor ``0.9 / largest half-extent`` (1 / input unit): the network
+        sees ``(X - box_center_) * box_scale_``, the bounding box mapped into
+        ``[-0.9, 0.9]^d`` (a geometric normalisation, not the input moments that other
+        estimators keep as ``mean_`` and ``scale_``).
     bounds_ : ndarray of shape (2, n_features_in_)
         Default extraction box ``[lo, hi]``, input units.
     point_spacing_ : float
@@ -413,17 +416,17 @@ default="adam"
         return normals / norms[:, None]
 
     def _normalise(self, Q):
-        """Input units -> the network's box ``[-0.9, 0.9]^d``: ``(Q - center_) scale_``.
+        """Input units -> the network's box ``[-0.9, 0.9]^d``: ``(Q - box_center_) box_scale_``.
 
-        Computed as ``(Q / 2 - center_ / 2) (2 scale_)``: the same float64 result wherever
-        ``Q - center_`` does not overflow, and finite for any float64 ``Q`` in the box.
+        Computed as ``(Q / 2 - box_center_ / 2) (2 box_scale_)``: the same float64 result wherever
+        ``Q - box_center_`` does not overflow, and finite for any float64 ``Q`` in the box.
         """
         Q = np.asarray(Q, dtype=np.float64)
-        return (Q / 2 - self.center_ / 2) * (2 * self.scale_)
+        return (Q / 2 - self.box_center_ / 2) * (2 * self.box_scale_)
 
     def _denormalise(self, Qn):
         """The inverse of :meth:`_normalise`: the box -> input units."""
-        return np.asarray(Qn, dtype=np.float64) / self.scale_ + self.center_
+        return np.asarray(Qn, dtype=np.float64) / self.box_scale_ + self.box_center_
 
     # -- fit -------------------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
@@ -486,7 +489,8 @@ default="adam"
         if first.size < n:
             keep = np.sort(first)
             warnings.warn(f"X holds {n - keep.size} duplicate point(s); fitting on the "
-                          f"{keep.size} distinct points.", UserWarning, stacklevel=3)
+                          f"{keep.size} distinct points.", UserWarning,
+                          stacklevel=_external_stacklevel())
             X = X[keep]
             normals = normals[keep] if normals is not None else None
             n = X.shape[0]
@@ -507,8 +511,8 @@ default="adam"
                              "MPFSurface needs a point cloud of a curve (2-D) or a surface "
                              "(3-D).")
 
-        self.center_ = center
-        self.scale_ = scale
+        self.box_center_ = center
+        self.box_scale_ = scale
         Xn = self._normalise(X)
         tree = cKDTree(Xn)
         k = min(self.near_k, n - 1)
@@ -557,9 +561,9 @@ default="adam"
              for row in self.net_.history[: self.n_iter_]],
             dtype=np.float64).reshape(-1, len(_TERMS))
 
-        self.bounds_ = np.stack([self.center_ - box_half / self.scale_,
-                                 self.center_ + box_half / self.scale_])
-        self.point_spacing_ = spacing / self.scale_
+        self.bounds_ = np.stack([self.box_center_ - box_half / self.box_scale_,
+                                 self.box_center_ + box_half / self.box_scale_])
+        self.point_spacing_ = spacing / self.box_scale_
         self.resolution_ = self._auto_resolution(self.bounds_, d)
         self.beta_ = float(self.net_.module_.beta().detach()) if self.field == "mpf" else np.nan
         if self.field != "sdf":
@@ -628,7 +632,7 @@ default="adam"
         res = self._fields_normalised(self._normalise(Q), grads=grads, chunk_size=chunk_size)
         for key in ("r", "theta", "phi"):
             if key in res:
-                res[key] = res[key] / self.scale_
+                res[key] = res[key] / self.box_scale_
         return res
 
     def _fields_normalised(self, Qn, grads=False, chunk_size=32768, keys=None):
@@ -667,12 +671,12 @@ default="adam"
         limit_n = float(np.finfo(np.float64).max) / 4 / gain - float(bias.max())
         with np.errstate(over="ignore", invalid="ignore"):
             # halved differences: no overflow for any pair of float64 coordinates
-            half_peak = float(np.max(np.abs(Q / 2 - self.center_ / 2))) if Q.size else 0.0
-            if not half_peak * self.scale_ <= limit_n / 2:
-                limit, peak = limit_n / self.scale_, 2 * half_peak
+            half_peak = float(np.max(np.abs(Q / 2 - self.box_center_ / 2))) if Q.size else 0.0
+            if not half_peak * self.box_scale_ <= limit_n / 2:
+                limit, peak = limit_n / self.box_scale_, 2 * half_peak
                 raise ValueError(
                     "X holds coordinates too large: every coordinate must lie within "
-                    f"{limit:.3g} of the fitted center_ (beyond, the network's float64 "
+                    f"{limit:.3g} of the fitted box_center_ (beyond, the network's float64 "
                     f"evaluation overflows); got a coordinate {peak:.3g} away (largest |X| = "
                     f"{float(np.max(np.abs(Q))):.3g})."
                 )
@@ -712,7 +716,7 @@ default="adam"
         Raises
         ------
         ValueError
-            If a query coordinate lies so far from ``center_`` that the network would
+            If a query coordinate lies so far from ``box_center_`` that the network would
             overflow its float64 evaluation (beyond about 1e306 from the centre for a shape
             of unit size).
         """

@@ -424,7 +424,7 @@ def test_queries_beyond_the_float_range_are_rejected():
         for big in (1e308, -1.7e308):
             with pytest.raises(ValueError, match=r"X holds coordinates too large: every "
                                                  r"coordinate must lie within .* of the fitted "
-                                                 r"center_ \(beyond, the network's float64"):
+                                                 r"box_center_ \(beyond, the network's float64"):
                 est.transform([[big, 0.0]])
             with pytest.raises(ValueError, match="X holds coordinates too large"):
                 est.decision_function([[0.0, big]])
@@ -590,7 +590,7 @@ def test_normalisation_round_trip(center, log2_scale, seed):
     X = (X + center) * 2.0**log2_scale
     center_, scale_ = _normalisation(X)
     est = MPFSurface()
-    est.center_, est.scale_ = center_, scale_
+    est.box_center_, est.box_scale_ = center_, scale_
     Xn = est._normalise(X)
     eps = np.finfo(float).eps
     box_tol = 4 * eps * np.max(np.abs(X)) * scale_  # rounding of X - center_
@@ -608,14 +608,14 @@ def test_normalisation_extreme_ranges():
     center_, scale_ = _normalisation(X)
     assert np.all(np.isfinite(center_)) and np.isfinite(scale_) and scale_ > 0
     est = MPFSurface()
-    est.center_, est.scale_ = center_, scale_
+    est.box_center_, est.box_scale_ = center_, scale_
     assert np.max(np.abs(est._normalise(X))) == pytest.approx(0.9, rel=1e-12)
     np.testing.assert_allclose(est._denormalise(est._normalise(X)), X, rtol=1e-15, atol=1e293)
     X = X * 1e-8  # fields up to ~1 box (1e300) stay representable in input units
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no overflow in the centre, scale or rank check
         fitted = MPFSurface(**TINY).fit(X)
-    assert np.all(np.isfinite(fitted.center_)) and np.all(np.isfinite(fitted.bounds_))
+    assert np.all(np.isfinite(fitted.box_center_)) and np.all(np.isfinite(fitted.bounds_))
     assert np.all(np.isfinite(fitted.transform(X)))
     tiny = np.array([[0.0, 0.0], [3e-320, 1e-320], [1e-320, 3e-320]])
     assert _normalisation(tiny)[1] == np.inf
@@ -658,3 +658,16 @@ def test_a_warm_start_blown_up_by_a_huge_lr_is_not_kept():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)  # a sane lr warns of nothing
         MPFSurface(**{**TINY, "max_epochs": 3}).fit(X)
+
+
+def test_warnings_name_the_callers_line():
+    """The duplicates and empty-extraction warnings point at the user's line, also through a
+    Pipeline (issue 40, item 16: not at scikit-learn's or the package's files)."""
+    X, _ = make_thin_shell("open_arc", 200, random_state=0)
+    doubled = np.vstack([X, X[:10]])
+    with pytest.warns(UserWarning, match="duplicate point") as record:
+        est = make_pipeline(FunctionTransformer(), MPFSurface(**TINY)).fit(doubled)
+    assert record[0].filename == __file__
+    with pytest.warns(UserWarning, match="does not cross level") as record:
+        est[-1].extract_curve(16, level=1e6)
+    assert record[0].filename == __file__
