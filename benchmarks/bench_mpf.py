@@ -168,8 +168,10 @@ def neural_job(name, noise, field, params, resolutions, n_samples, device, threa
         torch.zeros(1, device=device)  # CUDA context outside the timed fit
     data = load(name, n_input, n_samples)
     X = noisy(data, noise)
-    est = MPFSurface(field=field, device=device, **params)
-    est._derivatives = derivatives  # "autograd": the original double backward (speed arm)
+    from _mpf_arms import OriginalMPFSurface  # "autograd": the original implementation
+
+    cls = OriginalMPFSurface if derivatives == "autograd" else MPFSurface
+    est = cls(field=field, device=device, **params)
     start, cpu = time.perf_counter(), time.process_time()
     est.fit(X)
     if str(device).startswith("cuda"):

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from sklearn_icml26.datasets import make_thin_shell
-from sklearn_icml26.surface import MPFSurface, _mpf
+from sklearn_icml26.surface import MPFSurface, _compile, _loss, _mpf
 
 torch.set_num_threads(1)
 
@@ -31,10 +31,10 @@ def uncompiled(monkeypatch):
     def function():
         def step(*args):
             calls.append(args[1].shape[0])  # points of the step
-            return _mpf._step_loss(*args)
+            return _loss._step_loss(*args)
         return step
 
-    monkeypatch.setattr(_mpf._CompiledStep, "_function", staticmethod(function))
+    monkeypatch.setattr(_compile._CompiledStep, "_function", staticmethod(function))
     return calls
 
 
@@ -48,7 +48,7 @@ def test_compiled_step_function_matches_the_eager_fit(uncompiled, field):
     # every full batch (3 per epoch) went through the step, the short last batch did not
     n_off = math.ceil(0.5 * 120)
     assert uncompiled == [120 + 2 * n_off] * (3 * SMALL["max_epochs"])
-    assert est.n_iter_ == eager.n_iter_ == 4 * SMALL["max_epochs"]
+    assert est.n_iter_ == eager.n_iter_ == SMALL["max_epochs"]  # epochs of 4 steps
     # the same loss terms and fields up to float32 rounding (the Laplacian's schedule
     # factor is a 0-d float32 tensor in the step, a Python float in the eager criterion)
     np.testing.assert_allclose(est.loss_curve_, eager.loss_curve_, rtol=1e-4, atol=1e-7)
@@ -63,7 +63,7 @@ def test_compiled_step_with_normals_and_laplacian_matches_the_eager_fit(uncompil
     eager = MPFSurface(**kw).fit(X, normals=N)
     est = MPFSurface(**kw, compile=True).fit(X, normals=N)
     assert est.compiled_ and len(uncompiled) == 3 * SMALL["max_epochs"]
-    assert np.all(eager.loss_curve_[:, list(_mpf.DEFAULT_LOSS_WEIGHTS).index("normal")] > 0)
+    assert np.all(eager.loss_terms_[:, list(_mpf.DEFAULT_LOSS_WEIGHTS).index("normal")] > 0)
     np.testing.assert_allclose(est.loss_curve_, eager.loss_curve_, rtol=1e-4, atol=1e-7)
 
 
@@ -76,7 +76,7 @@ def test_failed_compile_falls_back_to_the_eager_step_with_a_warning(monkeypatch)
             raise RuntimeError("no C++ compiler")
         return step
 
-    monkeypatch.setattr(_mpf._CompiledStep, "_function", staticmethod(broken))
+    monkeypatch.setattr(_compile._CompiledStep, "_function", staticmethod(broken))
     with pytest.warns(UserWarning, match="torch.compile failed.*no C.. compiler"):
         est = MPFSurface(**SMALL, compile=True).fit(X)
     eager = MPFSurface(**SMALL).fit(X)

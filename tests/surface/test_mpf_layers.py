@@ -14,7 +14,7 @@ import torch
 from sklearn_icml26.datasets import make_layered_sheets
 from sklearn_icml26.metrics import chamfer_distance, layer_separation, sample_polylines
 from sklearn_icml26.surface import MPFSurface
-from sklearn_icml26.surface._mpf import _MPFModule
+from sklearn_icml26.surface._network import _MPFModule
 
 
 @pytest.fixture(autouse=True)

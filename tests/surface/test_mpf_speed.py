@@ -7,6 +7,7 @@ The point-trimmed extraction evaluates only grid nodes near the points and must 
 full grid's mesh. The pools pair every sample with its own distance and refresh on schedule.
 """
 
+import copy
 import math
 import os
 import pickle
@@ -15,9 +16,10 @@ import threading
 import numpy as np
 import torch
 
+from sklearn_icml26.base import FitContext
 from sklearn_icml26.datasets import make_thin_shell
 from sklearn_icml26.surface import MPFSurface
-from sklearn_icml26.surface._mpf import _MPFCriterion
+from sklearn_icml26.surface._loss import _MPFCriterion
 
 torch.set_num_threads(1)
 
@@ -48,7 +50,8 @@ def test_threaded_distance_queries_give_the_same_fit(monkeypatch):
         assert est.net_.criterion_.query_threads == 1
         # the off-surface pools (one now, the next in the background) queried in a thread
         refresh = 32
-        assert len(submitted) == 1 + math.ceil(est.n_iter_ / refresh) and all(submitted)
+        steps = est.n_iter_ * 4  # epochs of 4 steps
+        assert len(submitted) == 1 + math.ceil(steps / refresh) and all(submitted)
         np.testing.assert_array_equal(est.transform(Q), sync[field].transform(Q))
         np.testing.assert_array_equal(est.loss_curve_, sync[field].loss_curve_)
         assert est.net_.criterion_._pool is None
@@ -60,10 +63,10 @@ def test_threaded_distance_queries_give_the_same_fit(monkeypatch):
 def test_default_keeps_the_queries_on_the_calling_thread():
     X, _ = make_thin_shell("open_arc", 200, random_state=0)
     est = MPFSurface(n_jobs=-1)
-    est._fit_state = dict(weights={}, tree=None)
-    assert est._build_criterion().query_threads == min(2, (os.cpu_count() or 1) - 1)
+    context = FitContext(weights={}, tree=None)
+    assert est._build_criterion(context).query_threads == min(2, (os.cpu_count() or 1) - 1)
     est.n_jobs = 5
-    assert est._build_criterion().query_threads == 2
+    assert est._build_criterion(context).query_threads == 2
     for n_jobs in (None, 1):
         crit = MPFSurface(**SMALL, n_jobs=n_jobs).fit(X).net_.criterion_
         assert crit.query_threads == 0
@@ -73,7 +76,7 @@ def test_default_keeps_the_queries_on_the_calling_thread():
 
 def test_point_trimmed_extraction_evaluates_only_near_nodes_and_keeps_every_face(monkeypatch):
     """trim='points' evaluates the grid only near the input points: same mesh, bit for bit."""
-    from sklearn_icml26.surface import _mpf
+    from sklearn_icml26.surface import _extraction, _mpf
 
     H, _ = make_thin_shell("open_hemisphere", 2000, random_state=0)
     est = MPFSurface(hidden_width=32, head_width=16, max_epochs=2, batch_size=500,
@@ -93,13 +96,13 @@ def test_point_trimmed_extraction_evaluates_only_near_nodes_and_keeps_every_face
         calls.clear()
         band.append(est.extract_mesh(**kw, trim="points"))
         band[-1] += (sum(calls),)
-    monkeypatch.setattr(_mpf, "_SLAB_POINTS", 64 * 64 * 5)  # several slabs and seams
+    monkeypatch.setattr(_extraction, "_SLAB_POINTS", 64 * 64 * 5)  # several slabs and seams
     band_slabs = est.extract_mesh(64, bounds=cut, trim="points")
     full_nodes = lambda self, axes, step, first, n: np.ones(  # noqa: E731
         (n, len(axes[1]), len(axes[2])), dtype=bool)
     monkeypatch.setattr(_mpf.MPFSurface, "_near_nodes", full_nodes)
     full_slabs = est.extract_mesh(64, bounds=cut, trim="points")
-    monkeypatch.setattr(_mpf, "_SLAB_POINTS", 2**22)
+    monkeypatch.setattr(_extraction, "_SLAB_POINTS", 2**22)
     for kw, (V, F, evaluated) in zip(cases, band, strict=True):
         calls.clear()
         V0, F0 = est.extract_mesh(**kw, trim="points")
@@ -137,7 +140,7 @@ def test_off_surface_pools_pair_points_with_their_distances_and_refresh_on_sched
     steps; near points follow the two noise scales, free points fill the box."""
     from scipy.spatial import cKDTree
 
-    from sklearn_icml26.surface._mpf import _OffSurfacePools
+    from sklearn_icml26.surface._sampling import _OffSurfacePools
 
     torch.manual_seed(0)
     X, _ = make_thin_shell("open_arc", 500, random_state=0)
@@ -182,10 +185,12 @@ def test_warm_start_queries_its_box_pool_once(monkeypatch):
 
     monkeypatch.setattr(_MPFCriterion, "_distance_to_points", counting)
     est = MPFSurface(**{**SMALL, "max_epochs": 1, "warm_start_iter": 25}).fit(X)
-    assert est.n_iter_ == 3
+    assert est.n_iter_ == 1  # one epoch of 3 steps
     # one query of 8 warm-start batches of 2 * batch_size box points, then the training
-    # steps' first pools: 8 steps' worth of near and of free points (50 each per step)
-    assert calls == [8 * 2 * SMALL["batch_size"], 2 * 8 * 50]
+    # steps' first pools: 8 steps' worth of near and of free points (50 each per step);
+    # then the adapter's check of the final state (its DivergenceGuard) on the last batch,
+    # with the pools closed: one query of its 50 near and 50 free points
+    assert calls == [8 * 2 * SMALL["batch_size"], 2 * 8 * 50, 2 * 50]
 
 
 def test_default_budget_is_2000_steps_of_512_points_on_20000_points():
@@ -196,3 +201,44 @@ def test_default_budget_is_2000_steps_of_512_points_on_20000_points():
     n_off = math.ceil(est.off_surface_fraction * est.batch_size)
     assert (steps, est.batch_size, n_off) == (2000, 512, 256)
     assert math.ceil(est.laplacian_fraction * n_off) == 64
+
+
+def _benchmark_arms():
+    """benchmarks/_mpf_arms.py (the speed benchmark's "before" arm), loaded by its path."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "_mpf_arms.py"
+    spec = importlib.util.spec_from_file_location("_mpf_arms", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_benchmark_before_arm_trains_the_same_network_by_autograd(monkeypatch):
+    """The speed arm's "before" (a subclass in benchmarks/, not a hidden attribute of the
+    estimator) trains by autograd with a query per step, never from the pools; its step's
+    fields, gradients and Laplacian equal the closed-form ones of the same network."""
+    from sklearn_icml26.surface import _sampling
+
+    arms = _benchmark_arms()
+    X, _ = make_thin_shell("open_arc", 200, random_state=0)
+    params = dict(SMALL, precision="float64")
+    new = MPFSurface(**params).fit(X)
+
+    def no_pools(self, n=None):
+        raise AssertionError("the before arm drew from the pools")
+
+    monkeypatch.setattr(_sampling._OffSurfacePools, "draw", no_pools)
+    old = arms.OriginalMPFSurface(**params).fit(X)
+    assert type(old.net_.module_) is arms._AutogradMPFModule
+    assert arms.OriginalMPFSurface(compile=True)._compiled_step({}, 100, 200) is None
+    assert old.n_iter_ == new.n_iter_ and np.all(np.isfinite(old.transform(X)))
+    closed = new.net_.module_
+    autograd = copy.deepcopy(closed)
+    autograd.__class__ = arms._AutogradMPFModule
+    pts = torch.rand(50, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    a, b = closed._step_fields(pts.clone(), pts[:10]), autograd._step_fields(pts.clone(), pts[:10])
+    for key in ("r", "theta", "phi", "grad_r", "grad_theta", "grad_phi", "laplacian"):
+        np.testing.assert_allclose(b[key].detach().numpy(), a[key].detach().numpy(),
+                                   rtol=1e-9, atol=1e-9, err_msg=key)
