@@ -2,29 +2,27 @@
 
 ``demo [NAME ...]``
     run the registered demos (all of them by default) on their real data and print one table.
-``benchmark NAME|all [--quick]``
-    run ``benchmarks/bench_<NAME>.py`` from the source checkout; ``all`` (full runs) then
-    regenerates the README's benchmark tables from ``benchmarks/results/*.json``.
-``benchmark render``
-    only regenerate those tables.
 ``versions``
     print the system and dependency versions.
+
+Benchmarks are not part of the installed package: they run from the source checkout with
+``python benchmarks/run.py NAME|all|render [--quick]``; ``benchmark`` here only says so.
 """
 
 import argparse
 import importlib
-import subprocess
 import sys
 import time
-from pathlib import Path
 
 from .utils._registry import DEMO_COLUMNS, DEMOS
 
-BENCHMARK_DIR = Path(__file__).resolve().parents[1] / "benchmarks"
-
-
-def _available_benchmarks():
-    return sorted(p.stem.removeprefix("bench_") for p in BENCHMARK_DIR.glob("bench_*.py"))
+BENCHMARK_MOVED = (
+    "Benchmarks are not part of the installed package: from a clone of the source repository "
+    "(with the package installed, e.g. pip install -e .) run\n"
+    "    python benchmarks/run.py NAME|all [--quick]\n"
+    "    python benchmarks/run.py render     # regenerate the README's benchmark tables\n"
+    "    python benchmarks/run.py --list"
+)
 
 
 def _list_demos():
@@ -117,37 +115,9 @@ def _demo(args):
     return 0
 
 
-def _render(args):
-    from .utils._benchmark import update_readme
-
-    changed = update_readme()
-    print("README.md benchmark tables " + ("regenerated." if changed else "already up to date."))
-    return 0
-
-
 def _benchmark(args):
-    if args.name == "render":
-        return _render(args)
-    available = _available_benchmarks()
-    if not BENCHMARK_DIR.is_dir():
-        raise SystemExit(
-            f"Benchmarks live in the source checkout ({BENCHMARK_DIR} not found); "
-            "clone the repository and install it with pip install -e ."
-        )
-    names = available if args.name == "all" else [args.name]
-    unknown = [n for n in names if n not in available]
-    if unknown:
-        raise SystemExit(f"Unknown benchmark {unknown}; available: {available or 'none yet'}.")
-    status = 0
-    for name in names:
-        cmd = [sys.executable, str(BENCHMARK_DIR / f"bench_{name}.py")]
-        if args.quick:
-            cmd.append("--quick")
-        print(f"$ {' '.join(cmd)}", flush=True)
-        status = subprocess.call(cmd) or status
-    if args.name == "all" and not args.quick:
-        _render(args)
-    return status
+    print(BENCHMARK_MOVED, file=sys.stderr)
+    return 2
 
 
 def _versions(args):
@@ -161,7 +131,7 @@ def build_parser():
     """The argument parser of the command line."""
     parser = argparse.ArgumentParser(
         prog="python -m sklearn_icml26",
-        description="ICML 2026 methods as scikit-learn estimators: demos and benchmarks.",
+        description="ICML 2026 methods as scikit-learn estimators: demos and versions.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -172,11 +142,10 @@ def build_parser():
     demo.add_argument("--data-home", default=None, help="data folder (default: see README)")
     demo.set_defaults(func=_demo)
 
-    bench = sub.add_parser("benchmark", help="run benchmarks/bench_NAME.py (or all)")
-    bench.add_argument(
-        "name", help="benchmark name, 'all', or 'render' (regenerate README tables from results)"
+    bench = sub.add_parser(
+        "benchmark", help="moved: run `python benchmarks/run.py` from the source checkout",
+        add_help=False,
     )
-    bench.add_argument("--quick", action="store_true", help="seconds-long version (CI)")
     bench.set_defaults(func=_benchmark)
 
     versions = sub.add_parser("versions", help="print system and dependency versions")
@@ -186,6 +155,9 @@ def build_parser():
 
 def main(argv=None):
     """Entry point of ``python -m sklearn_icml26`` and ``sklearn-icml26``."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["benchmark"]:  # whatever follows: say where the benchmarks are
+        return _benchmark(None)
     args = build_parser().parse_args(argv)
     return args.func(args)
 

@@ -9,7 +9,13 @@ import pytest
 
 from sklearn_icml26 import __main__ as cli
 from sklearn_icml26.utils import _registry
-from sklearn_icml26.utils._benchmark import markdown_table, measure, write_results
+
+from _common import (  # benchmarks/_common.py (setup.cfg puts benchmarks/ on the path)
+    BENCHMARK_DIR,
+    markdown_table,
+    measure,
+    write_results,
+)
 
 
 def _fake_demo(data_home=None, verbose=1, fast=False):
@@ -82,11 +88,30 @@ def test_demo_command_fails_when_no_demo_could_run(fake_demos, capsys):
     assert "No demo could run" in capsys.readouterr().err
 
 
-def test_unknown_demo_and_benchmark_are_errors(fake_demos):
+def test_unknown_demo_is_an_error(fake_demos):
     with pytest.raises(SystemExit, match="Unknown demo"):
         cli.main(["demo", "nope"])
-    with pytest.raises(SystemExit, match="Unknown benchmark"):
-        cli.main(["benchmark", "nope"])
+
+
+@pytest.mark.parametrize("argv", [["benchmark"], ["benchmark", "all", "--quick"],
+                                  ["benchmark", "render"], ["benchmark", "--help"]])
+def test_benchmark_command_points_to_the_checkout_script(argv, capsys):
+    """Benchmarks are not in the installed package: the command says where they are."""
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "python benchmarks/run.py NAME|all [--quick]" in err
+    assert "python benchmarks/run.py render" in err
+
+
+def test_benchmark_runner_lists_runs_and_rejects_unknown_names(capsys):
+    import run
+
+    assert run.main(["--list"]) == 0
+    listed = capsys.readouterr().out
+    assert "ese" in listed and "skewd" in listed
+    with pytest.raises(SystemExit):
+        run.main(["nope"])
+    assert "unknown benchmark ['nope']" in capsys.readouterr().err
 
 
 def test_registered_demos_point_to_functions():
@@ -128,23 +153,26 @@ def test_result_file_shape(tmp_path):
     m = measure(allocate_and_wait)
     assert m.result == 2.0**20
     assert m.seconds >= 0.05
-    assert 8.0 <= m.peak_memory_mb < 64.0
+    assert m.memory == "traced" and 8.0 <= m.peak_mb < 64.0
     m = measure(sum, range(1000))
-    assert m.result == sum(range(1000)) and m.peak_memory_mb < 1.0
-    rows = [{"dataset": "d", "method": "m", "score": 0.5, "fit_seconds": m.seconds,
-             "peak_memory_mb": m.peak_memory_mb}]
+    assert m.result == sum(range(1000)) and m.peak_mb < 1.0
+    rows = [{"dataset": "d", "method": "m", "score": 0.5, **m.columns()}]
+    assert set(rows[0]) == {"dataset", "method", "score", "fit_seconds", "peak_traced_mb"}
     path = write_results("toy", rows, quick=True, path=tmp_path / "toy.json")
     payload = json.loads(path.read_text())
     assert payload["benchmark"] == "toy" and payload["quick"] is True
     assert payload["rows"] == rows and payload["machine"]["cpu_count"] >= 1
     with pytest.raises(ValueError, match="'dataset' and 'method'"):
         write_results("toy", [{"method": "m"}], quick=True, path=tmp_path / "bad.json")
+    with pytest.raises(ValueError, match="does not say which memory"):
+        write_results("toy", [{"dataset": "d", "method": "m", "peak_memory_mb": 1.0}],
+                      quick=True, path=tmp_path / "bad.json")
     table = markdown_table(rows)
     assert table.splitlines()[0].startswith("| dataset | method | score")
 
 
 def test_targets_table_shows_the_spec_key_as_goal():
-    from sklearn_icml26.utils._benchmark import render_tables
+    from _common import render_tables
 
     targets = [{"target": "accuracy", "spec": ">= 0.8", "measured": 0.9, "met": True}]
     payload = {"machine": {"cpu_count": 2}, "rows": [{"dataset": "d", "method": "m"}],
@@ -158,13 +186,15 @@ def test_targets_table_shows_the_spec_key_as_goal():
 
 
 def test_committed_results_have_the_shared_shape():
-    for path in sorted(cli.BENCHMARK_DIR.glob("results/*.json")):
+    for path in sorted(BENCHMARK_DIR.glob("results/*.json")):
         if path.stem.endswith("_quick"):  # local --quick runs, not committed
             continue
         payload = json.loads(path.read_text())
         assert set(payload) >= {"benchmark", "quick", "machine", "rows"}, path
         assert path.stem == payload["benchmark"] and payload["quick"] is False, path
         assert all({"dataset", "method"} <= set(row) for row in payload["rows"]), path
+        # memory is recorded under the name of what was measured, never one name for both
+        assert not any("peak_memory_mb" in row for row in payload["rows"]), path
 
 
 def test_show_versions(capsys, monkeypatch):
@@ -184,13 +214,13 @@ def test_show_versions(capsys, monkeypatch):
 
 
 def test_readme_tables_match_committed_results(tmp_path):
-    from sklearn_icml26.utils._benchmark import update_readme
+    from _common import update_readme
 
-    readme = cli.BENCHMARK_DIR.parent / "README.md"
+    readme = BENCHMARK_DIR.parent / "README.md"
     copy = tmp_path / "README.md"
     copy.write_text(readme.read_text())
     assert not update_readme(copy), (
-        "README benchmark tables are stale: run `python -m sklearn_icml26 benchmark render`"
+        "README benchmark tables are stale: run `python benchmarks/run.py render`"
     )
 
 
@@ -239,7 +269,7 @@ def test_plot_benchmark_draws_the_mean_of_each_method_per_dataset():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from sklearn_icml26.utils._benchmark import plot_benchmark
+    from _common import plot_benchmark
 
     payload = {"rows": [
         {"dataset": "a", "method": "ours", "score": 0.5, "fit_seconds": 9.0},
@@ -259,3 +289,24 @@ def test_plot_benchmark_draws_the_mean_of_each_method_per_dataset():
     assert ax.get_xlabel().startswith("score")
     assert plot_benchmark("toy", {"rows": [{"dataset": "a", "method": "m", "x": 1}]}) is None
     plt.close("all")
+
+
+def test_measure_names_the_memory_it_measured_and_the_loop_runs_every_arm():
+    from _common import MEMORY_COLUMNS, Arm, run_arms, target
+
+    m = measure(sum, range(10), memory="rss")
+    assert m.columns() == {"fit_seconds": m.seconds, "peak_rss_mb": m.peak_mb}
+    assert m.peak_mb > 1.0  # the process's resident high-water mark, not the call's heap
+    assert measure(sum, range(10), memory=None).columns("s") == {"s": pytest.approx(0, abs=1)}
+    assert sorted(MEMORY_COLUMNS.values()) == ["peak_rss_mb", "peak_traced_mb"]
+    with pytest.raises(ValueError, match="memory must be one of"):
+        measure(sum, [], memory="heap")
+    arms = [Arm("ours", lambda d: {"score": sum(d)}, extra={"k": 1}),
+            Arm("anchor", lambda d: {"score": 0}, anchor=True)]
+    rows = run_arms(arms, {"a": [1, 2], "b": [5]}, log=None)
+    assert [(r["dataset"], r["method"], r["anchor"], r["score"]) for r in rows] == [
+        ("a", "ours", False, 3), ("a", "anchor", True, 0),
+        ("b", "ours", False, 5), ("b", "anchor", True, 0)]
+    assert rows[0]["k"] == 1 and "peak_traced_mb" in rows[0] and "fit_seconds" in rows[0]
+    assert target("t", ">= 1", 2, 2 >= 1) == {"target": "t", "spec": ">= 1", "measured": 2,
+                                              "met": True}
