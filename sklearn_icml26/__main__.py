@@ -12,9 +12,11 @@ Benchmarks are not part of the installed package: they run from the source check
 import argparse
 import importlib
 import sys
+import textwrap
 import time
 
 from .utils._registry import DEMO_COLUMNS, DEMOS
+from .utils._threads import limit_threads
 
 BENCHMARK_MOVED = (
     "Benchmarks are not part of the installed package: from a clone of the source repository "
@@ -35,10 +37,13 @@ def _list_demos():
 
 
 def run_demos(names, data_home=None, fast=False, verbose=1):
-    """Run demos by name and return their rows as one DataFrame (missing data is reported)."""
-    import pandas as pd
+    """Run demos by name and return their rows as one DataFrame (missing data is reported).
 
-    from .utils import progress_bar
+    Each demo runs with one thread in every OpenMP/BLAS pool and in torch (many small fits
+    spin on a shared machine with the default counts); the counts are restored after it.
+    With ``verbose``, a line on standard error says when each demo starts and ends.
+    """
+    import pandas as pd
 
     unknown = [n for n in names if n not in DEMOS]
     if unknown:
@@ -46,15 +51,23 @@ def run_demos(names, data_home=None, fast=False, verbose=1):
             f"Unknown demo(s) {unknown}; registered: {sorted(DEMOS) or 'none yet'}."
         )
     frames, problems, notes = [], [], []
-    for name in progress_bar(names, verbose=verbose and len(names) > 1, desc="demos"):
+    for i, name in enumerate(names, 1):
         module_name, func_name = DEMOS[name].target.split(":")
         func = getattr(importlib.import_module(module_name), func_name)
+        if verbose:
+            print(f"[demo {i}/{len(names)}] {name}: {DEMOS[name].description} ...",
+                  file=sys.stderr, flush=True)
         start = time.perf_counter()
         try:
-            frame = func(data_home=data_home, verbose=verbose, fast=fast)
+            with limit_threads(1):
+                frame = func(data_home=data_home, verbose=verbose, fast=fast)
         except OSError as exc:  # data missing and not downloadable: say so, go on
             problems.append(f"{name}: {exc}")
             continue
+        finally:
+            if verbose:
+                print(f"[demo {i}/{len(names)}] {name}: {time.perf_counter() - start:.0f} s",
+                      file=sys.stderr, flush=True)
         if frame.attrs.get("note"):
             notes.append(frame.attrs["note"])
         frame = frame.copy()
@@ -100,13 +113,46 @@ def _legend(table):
     return "\n".join(lines)
 
 
+# widths of the wrapped text columns of the printed demo table (it fits in 100 columns)
+_WRAP = {"method": 20, "metric": 22, "anchor": 18}
+
+
+def format_demo_table(table, floatfmt=".4g"):
+    """The demo table as text within 100 columns: one block per data set, long cells wrapped.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        As returned by :func:`run_demos`.
+    floatfmt : str, default=".4g"
+        Format of the numbers.
+
+    Returns
+    -------
+    text : str
+        ``dataset: <name>`` then a plain table of the other columns, for each data set.
+    """
+    from tabulate import tabulate
+
+    columns = [c for c in DEMO_COLUMNS if c != "dataset"]
+    widths = [_WRAP.get(c) for c in columns]
+    blocks = []
+    for dataset in dict.fromkeys(table["dataset"]) if len(table) else ():
+        rows = table[table["dataset"] == dataset][columns]
+        head = textwrap.fill(f"dataset: {dataset}", 100, subsequent_indent="  ")
+        blocks.append(head + "\n" + tabulate(
+            rows.values.tolist(), headers=columns, tablefmt="simple", floatfmt=floatfmt,
+            maxcolwidths=widths, disable_numparse=False))
+    return "\n\n".join(blocks) if blocks else "(no rows)"
+
+
 def _demo(args):
     if args.list or not DEMOS:
         _list_demos()
         return 0
     names = args.names or list(DEMOS)
     table = run_demos(names, data_home=args.data_home, fast=args.fast, verbose=1)
-    print(table.to_markdown(index=False, floatfmt=".4g"))
+    print(format_demo_table(table))
     print(_legend(table))
     ran = set(table["method"].map(str)) if len(table) else set()
     if not ran:

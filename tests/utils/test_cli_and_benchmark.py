@@ -51,10 +51,73 @@ def test_demo_table_and_missing_data_goes_on(fake_demos, capsys):
     assert "missing file(s) a.csv" in capsys.readouterr().err
 
 
-def test_demo_command_prints_markdown(fake_demos, capsys):
+def test_demo_command_prints_a_table(fake_demos, capsys):
     assert cli.main(["demo", "ok"]) == 0
-    out = capsys.readouterr().out
-    assert "| method" in out and "0.9" in out
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert lines[0] == "dataset: D"
+    assert lines[1].split() == ["method", "metric", "value", "anchor", "anchor_value", "seconds"]
+    assert lines[3].split() == ["M", "acc", "0.9", "A", "0.8", "1"]
+    # progress goes to stderr: which demo starts, and how long it took
+    assert "[demo 1/1] ok: works ..." in captured.err and "[demo 1/1] ok: " in captured.err
+
+
+def test_demo_table_fits_in_100_columns_with_long_names():
+    long = {"method": "ViolinViTClassifier(mask=None, something=else)",
+            "dataset": "paul15 (700 of 2,660 cells), a class-stratified sample, seed 0, more",
+            "metric": "locality (other conversations rejected)", "value": 0.123456,
+            "anchor": "diffusion pseudotime recipe (scanpy)", "anchor_value": 12345.678,
+            "seconds": 123.4}
+    text = cli.format_demo_table(pd.DataFrame([long]))
+    assert max(map(len, text.splitlines())) <= 100
+    flat = " ".join(text.split())
+    for word in ("ViolinViTClassifier(", "conversations", "0.1235", "1.235e+04"):
+        assert word in flat
+
+
+def test_demos_run_single_threaded_and_restore_the_thread_counts(monkeypatch):
+    torch = pytest.importorskip("torch")
+    from threadpoolctl import threadpool_info
+
+    seen = {}
+
+    def threads_demo(data_home=None, verbose=1, fast=False):
+        seen["torch"] = torch.get_num_threads()
+        seen["pools"] = {p["num_threads"] for p in threadpool_info()}
+        return _fake_demo()
+
+    monkeypatch.setattr(cli, "DEMOS", {"t": _registry.Demo("t", "threads", "d",
+                                                           f"{__name__}:_threads_demo")})
+    monkeypatch.setitem(globals(), "_threads_demo", threads_demo)
+    before = torch.get_num_threads()
+    pools_before = [p["num_threads"] for p in threadpool_info()]
+    torch.set_num_threads(2)
+    try:
+        cli.run_demos(["t"], verbose=0)
+        assert seen["torch"] == 1 and seen["pools"] <= {1}
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    assert [p["num_threads"] for p in threadpool_info()] == pools_before
+
+
+def test_single_threaded_restores_torch_threads_even_on_error():
+    torch = pytest.importorskip("torch")
+    from sklearn_icml26.utils._threads import single_threaded
+
+    @single_threaded
+    def boom():
+        assert torch.get_num_threads() == 1
+        raise RuntimeError("x")
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with pytest.raises(RuntimeError):
+            boom()
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_demo_table_has_a_legend_with_each_metric_direction(fake_demos, capsys):
