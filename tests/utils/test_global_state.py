@@ -6,8 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from sklearn_icml26.memory import SentenceEmbedder
-from sklearn_icml26.memory import _embedder
+from sklearn_icml26.memory import SentenceEmbedder, _embedder
 
 CORPUS_A = ["apple banana", "cherry date", "elder fig"]  # 6 terms
 CORPUS_B = ["red green", "blue", "cyan magenta", "black"]  # 6 terms, other words
