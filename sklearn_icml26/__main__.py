@@ -185,7 +185,9 @@ def build_parser():
     demo.add_argument("names", nargs="*", help="demos to run (default: all registered)")
     demo.add_argument("--list", action="store_true", help="list the registered demos")
     demo.add_argument("--fast", action="store_true", help="smaller settings, for a quick look")
-    demo.add_argument("--data-home", default=None, help="data folder (default: see README)")
+    demo.add_argument("--data-home", default=None,
+                      help="data folder (default: $SKLEARN_ICML26_DATA, else "
+                           "~/sklearn_icml26_data)")
     demo.set_defaults(func=_demo)
 
     bench = sub.add_parser(
