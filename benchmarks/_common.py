@@ -201,15 +201,24 @@ def run_arms(arms, datasets, *, memory="traced", seconds="fit_seconds", log=prin
     Returns
     -------
     rows : list of dict
-        ``{"dataset", "method", "anchor", **metrics, seconds, memory column, **extra}``.
+        ``{"dataset", "method", "anchor", **metrics, seconds, memory column, **extra}``; an
+        anchor that raises gets a row with its ``error`` instead (the method's error
+        propagates).
     """
     rows = []
     for dataset, data in datasets.items():
         for arm in arms:
-            m = measure(arm.run, data, memory=memory)
-            row = {"dataset": dataset, "method": arm.name, "anchor": arm.anchor,
-                   **dict(m.result or {}), **m.columns(seconds), **arm.extra}
-            rows.append(row)
+            base = {"dataset": dataset, "method": arm.name, "anchor": arm.anchor}
+            try:
+                m = measure(arm.run, data, memory=memory)
+            except Exception as exc:  # noqa: BLE001 - an anchor's failure is a result
+                if not arm.anchor:
+                    raise
+                rows.append({**base, "error": f"{type(exc).__name__}: {exc}", **arm.extra})
+                if log is not None:
+                    log(f"{dataset:<24} {arm.name:<32} FAILED ({rows[-1]['error']})")
+                continue
+            rows.append({**base, **dict(m.result or {}), **m.columns(seconds), **arm.extra})
             if log is not None:
                 log(f"{dataset:<24} {arm.name:<32} {m.seconds:8.2f} s")
     return rows

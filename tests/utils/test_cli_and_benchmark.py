@@ -371,5 +371,13 @@ def test_measure_names_the_memory_it_measured_and_the_loop_runs_every_arm():
         ("a", "ours", False, 3), ("a", "anchor", True, 0),
         ("b", "ours", False, 5), ("b", "anchor", True, 0)]
     assert rows[0]["k"] == 1 and "peak_traced_mb" in rows[0] and "fit_seconds" in rows[0]
+    def broken(data):
+        raise RuntimeError("no GPU")
+
+    rows = run_arms([Arm("anchor", broken, anchor=True)], {"a": [1]}, log=None)
+    assert rows == [{"dataset": "a", "method": "anchor", "anchor": True,
+                     "error": "RuntimeError: no GPU"}]
+    with pytest.raises(RuntimeError, match="no GPU"):
+        run_arms([Arm("ours", broken)], {"a": [1]}, log=None)
     assert target("t", ">= 1", 2, 2 >= 1) == {"target": "t", "spec": ">= 1", "measured": 2,
                                               "met": True}
