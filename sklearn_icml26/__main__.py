@@ -113,8 +113,32 @@ def _legend(table):
     return "\n".join(lines)
 
 
-# widths of the wrapped text columns of the printed demo table (it fits in 100 columns)
-_WRAP = {"method": 20, "metric": 22, "anchor": 18}
+# the printed demo table fits in this many columns; a word longer than _LONGEST_WORD is broken
+_WIDTH = 100
+_LONGEST_WORD = 30
+
+
+def _text_widths(rows, columns, budget):
+    """Widths of the text columns within ``budget``: each gets at least its longest word (up
+    to ``_LONGEST_WORD``, less when even that does not fit), the rest of the budget goes to the
+    columns that need it most."""
+    cells = {c: [str(v) for v in rows[c]] for c in columns}
+    # tabulate pads a header by two characters
+    natural = {c: max(len(c) + 2, *map(len, cells[c])) for c in columns}
+    if sum(natural.values()) <= budget:
+        return natural
+    widths = {c: max(len(c) + 2, min(natural[c], _LONGEST_WORD,
+                                     max(len(w) for v in cells[c] for w in v.split() or [""])))
+              for c in columns}
+    while sum(widths.values()) > budget and any(widths[c] > len(c) + 2 for c in columns):
+        c = max(columns, key=lambda c: widths[c])  # long words that do not fit: break them
+        widths[c] -= 1
+    left = budget - sum(widths.values())
+    while left > 0 and any(widths[c] < natural[c] for c in columns):
+        c = max(columns, key=lambda c: natural[c] - widths[c])
+        widths[c] += 1
+        left -= 1
+    return widths
 
 
 def format_demo_table(table, floatfmt=".4g"):
@@ -135,14 +159,21 @@ def format_demo_table(table, floatfmt=".4g"):
     from tabulate import tabulate
 
     columns = [c for c in DEMO_COLUMNS if c != "dataset"]
-    widths = [_WRAP.get(c) for c in columns]
+    numeric = ["value", "anchor_value", "seconds"]
+    text = [c for c in columns if c not in numeric]
     blocks = []
     for dataset in dict.fromkeys(table["dataset"]) if len(table) else ():
-        rows = table[table["dataset"] == dataset][columns]
-        head = textwrap.fill(f"dataset: {dataset}", 100, subsequent_indent="  ")
+        rows = table[table["dataset"] == dataset][columns].copy()
+        for c in numeric:
+            rows[c] = [v if isinstance(v, str) else format(float(v), floatfmt) for v in rows[c]]
+        used = sum(max(len(c) + 2, *map(len, rows[c])) for c in numeric) + 2 * (len(columns) - 1)
+        widths = _text_widths(rows, text, _WIDTH - used)
+        head = textwrap.fill(f"dataset: {dataset}", _WIDTH, subsequent_indent="  ")
         blocks.append(head + "\n" + tabulate(
-            rows.values.tolist(), headers=columns, tablefmt="simple", floatfmt=floatfmt,
-            maxcolwidths=widths, disable_numparse=False))
+            rows.values.tolist(), headers=columns, tablefmt="simple", numalign="right",
+            disable_numparse=True, colalign=["right" if c in numeric else "left"
+                                             for c in columns],
+            maxcolwidths=[widths.get(c) for c in columns]))
     return "\n\n".join(blocks) if blocks else "(no rows)"
 
 

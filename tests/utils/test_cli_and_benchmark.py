@@ -68,8 +68,12 @@ def test_demo_table_fits_in_100_columns_with_long_names():
             "metric": "locality (other conversations rejected)", "value": 0.123456,
             "anchor": "diffusion pseudotime recipe (scanpy)", "anchor_value": 12345.678,
             "seconds": 123.4}
-    text = cli.format_demo_table(pd.DataFrame([long]))
+    words = {"method": "LongitudinalRegressionAdjuster", "dataset": "BtheB bdi.2m",
+             "metric": "effect", "value": -2.685, "seconds": 1.8, "anchor_value": -2.817,
+             "anchor": "Lin (HC2), completers only (97 of 100 units)"}
+    text = cli.format_demo_table(pd.DataFrame([long, words]))
     assert max(map(len, text.splitlines())) <= 100
+    assert "LongitudinalRegressionAdjuster" in text  # a word that fits is not broken
     flat = " ".join(text.split())
     for word in ("ViolinViTClassifier(", "conversations", "0.1235", "1.235e+04"):
         assert word in flat
