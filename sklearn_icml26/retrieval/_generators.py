@@ -244,6 +244,7 @@ def _load_smollm2(path):
                     "generator='smollm2' needs the optional packages transformers, gguf and "
                     "accelerate: pip install 'sklearn_icml26[retrieval]'") from exc
             verbosity = transformers.logging.get_verbosity()
+            bars = transformers.logging.is_progress_bar_enabled()
             transformers.logging.set_verbosity_error()
             transformers.logging.disable_progress_bar()
             try:
@@ -253,7 +254,8 @@ def _load_smollm2(path):
                     folder, gguf_file=name, dtype=torch.float32)
             finally:
                 transformers.logging.set_verbosity(verbosity)
-                transformers.logging.enable_progress_bar()
+                if bars:  # as they were: a user who turned them off keeps them off
+                    transformers.logging.enable_progress_bar()
             model.eval()
             _MODEL_CACHE[key] = (tok, model)
             while len(_MODEL_CACHE) > _MODEL_CACHE_SIZE:

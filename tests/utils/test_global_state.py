@@ -66,7 +66,8 @@ def test_generator_model_cache_is_bounded_and_clearable(monkeypatch):
     fake.logging.get_verbosity = lambda: 0
     fake.logging.set_verbosity_error = fake.logging.disable_progress_bar = lambda: None
     fake.logging.set_verbosity = lambda v: None
-    fake.logging.enable_progress_bar = lambda: None
+    fake.logging.is_progress_bar_enabled = lambda: False
+    fake.logging.enable_progress_bar = lambda: pytest.fail("progress bars were off")
     monkeypatch.setitem(sys.modules, "transformers", fake)
     monkeypatch.setitem(sys.modules, "gguf", type(sys)("gguf"))
     SmolLM2Generator.clear_cache()
