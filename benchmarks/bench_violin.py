@@ -53,7 +53,7 @@ from sklearn_icml26.vision import ViolinViTClassifier
 from _common import (
     benchmark_parser,
     markdown_table,
-    peak_rss_mb,
+    measure,
     write_results,
 )
 
@@ -126,13 +126,10 @@ def _fit_one(job, steps, canvas, pattern_size, canvas_patch, small, lr, pattern_
         patch = (canvas_patch if arm.startswith("digits on") else
                  pattern_patch if arm.startswith("local") else 1)
         model = _model(method, seed, steps, len(ytr), shape, patch, small, lr)
-        start = time.perf_counter()
-        model.fit(Xtr, ytr)
-        seconds = time.perf_counter() - start
+        m = measure(model.fit, Xtr, ytr, memory="rss")
         acc = float(model.score(Xte, yte))
     out = {"arm": arm, "seed": seed, "fraction": fraction, "method": method,
-           "shuffled": shuffle, "accuracy": acc, "fit_seconds": seconds, "n_train": len(ytr),
-           "peak_rss_mb": peak_rss_mb()}
+           "shuffled": shuffle, "accuracy": acc, "n_train": len(ytr), **m.columns()}
     if isinstance(model, ViolinViTClassifier):
         out.update(n_tokens=model.n_tokens_, epochs=model.n_iter_,
                    steps=model.n_iter_ * math.ceil(len(ytr) / 64))
