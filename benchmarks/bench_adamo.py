@@ -33,7 +33,6 @@ collapsing configuration only.
 
 import json
 import os
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -42,19 +41,18 @@ import numpy as np
 import torch
 from sklearn.exceptions import ConvergenceWarning
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from sklearn_icml26.datasets import (  # noqa: E402
+from sklearn_icml26.datasets import (
     evaluate_offline_rl_policy,
     make_offline_rl_dataset,
 )
-from sklearn_icml26.optim import AdamO, OfflineQRegressor  # noqa: E402
-from sklearn_icml26.utils._benchmark import (  # noqa: E402
+from sklearn_icml26.optim import AdamO, OfflineQRegressor
+from sklearn_icml26.utils._parallel import Parallel, delayed
+
+from _common import (
     benchmark_parser,
     markdown_table,
     write_results,
 )
-from sklearn_icml26.utils._parallel import Parallel, delayed  # noqa: E402
 
 GAMMA = 0.99
 PENALTY = 1e-3
@@ -175,8 +173,7 @@ def summarise(runs, q_bound):
             "mean_budget_scale": float(np.mean(scales)) if scales else None,
             "fit_seconds": float(np.mean([r["fit_seconds"] for r in rs])),
             "cpu_seconds_per_step": float(np.mean([r["cpu_seconds_per_step"] for r in rs])),
-            "peak_memory_mb": None,
-        })
+            })
     return rows
 
 
@@ -417,13 +414,12 @@ def assemble(runs, timings, args, quick, extra_notes=()):
     anchors = [{"dataset": "policies", "method": name,
                 "greedy_return": evaluate_offline_rl_policy(
                     name, n_episodes=100, horizon=50, gamma=GAMMA, random_state=1000),
-                "fit_seconds": 0.0, "peak_memory_mb": None}
+                "fit_seconds": 0.0}
                for name in ("behaviour", "uniform")]
     timing_rows = [{"dataset": f"timing {' x '.join(map(str, t['hidden']))} (Polyak, no "
                                "diagnostics)", "method": "AdamO / Adam", **t,
                     "fit_seconds": float(np.sum(t["adamo_cpu_seconds_per_step"])
-                                         * t["steps_per_round"]),
-                    "peak_memory_mb": None} for t in timings]
+                                         * t["steps_per_round"])} for t in timings]
     notes = (NOTES + verdicts(summary) + ["Findings: " + " ".join(findings(summary))]
              + list(extra_notes))
     return dict(rows=summary + anchors + timing_rows, targets=targets(summary, timings),

@@ -27,36 +27,40 @@ import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # before numpy/sklearn load their thread pools
 
-import sys  # noqa: E402
-import time  # noqa: E402
-import warnings  # noqa: E402
+import sys
+import time
+import warnings
 
-import numpy as np  # noqa: E402
-from sklearn.compose import TransformedTargetRegressor  # noqa: E402
-from sklearn.ensemble import HistGradientBoostingRegressor  # noqa: E402
-from sklearn.linear_model import LinearRegression, RidgeCV  # noqa: E402
-from sklearn.metrics import r2_score  # noqa: E402
-from sklearn.model_selection import GridSearchCV, TimeSeriesSplit  # noqa: E402
-from sklearn.multioutput import MultiOutputRegressor  # noqa: E402
-from sklearn.neural_network import MLPRegressor  # noqa: E402
-from sklearn.pipeline import make_pipeline  # noqa: E402
-from sklearn.preprocessing import StandardScaler  # noqa: E402
-from statsmodels.tsa.api import VAR  # noqa: E402
-from statsmodels.tsa.ar_model import AutoReg, ar_select_order  # noqa: E402
-from threadpoolctl import threadpool_limits  # noqa: E402
+import numpy as np
+from sklearn.compose import TransformedTargetRegressor
+from sklearn.ensemble import HistGradientBoostingRegressor
+from sklearn.linear_model import LinearRegression, RidgeCV
+from sklearn.metrics import r2_score
+from sklearn.model_selection import GridSearchCV, TimeSeriesSplit
+from sklearn.multioutput import MultiOutputRegressor
+from sklearn.neural_network import MLPRegressor
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from statsmodels.tsa.api import VAR
+from statsmodels.tsa.ar_model import AutoReg, ar_select_order
+from threadpoolctl import threadpool_limits
 
-from sklearn_icml26.datasets import (  # noqa: E402
+from sklearn_icml26.datasets import (
     load_ese_covid_victoria,
     load_ese_exchange_rates,
     load_ese_synthetic,
     make_interacting_systems,
 )
-from sklearn_icml26.forecasting import ESERegressor, PerSystemRegressor, sliding_window  # noqa: E402
-from sklearn_icml26.utils._benchmark import (  # noqa: E402
+from sklearn_icml26.forecasting import ESERegressor, PerSystemRegressor, sliding_window
+
+from _common import (
     benchmark_parser,
     markdown_table,
     measure,
     write_results,
+)
+from _common import (
+    target as make_target,
 )
 
 DAMPING_GRID = [0.0, 0.1, 0.25, 0.5, 0.75, 1.0]
@@ -88,7 +92,7 @@ PROTOCOL = ("horizon 1; test = the last round(0.1 T) windows, train = all earlie
             "(make_interacting_systems(20, 600, share_noise=0.01, aggregate_noise=0.01, "
             "share_reversion=0.3), share_drift=0.01 or share_jump=1.0 at 95 %, seeds 0-2, p = 20, "
             "60 test rows); split-conformal interval coverage of the default ESE at 80 / 90 %")
-COLUMNS = ["dataset", "method", "rmse", "mae", "rel_rmse", "fit_seconds", "peak_memory_mb",
+COLUMNS = ["dataset", "method", "rmse", "mae", "rel_rmse", "fit_seconds", "peak_traced_mb",
            "speedup", "rmse_over_rw", "coverage_90"]
 
 
@@ -185,7 +189,7 @@ def timed(func, memory_below_s=None):
         start = time.perf_counter()
         result = func()
         seconds = time.perf_counter() - start
-        peak = measure(func).peak_memory_mb if seconds < memory_below_s else None
+        peak = measure(func).peak_mb if seconds < memory_below_s else None
     return result, seconds, peak
 
 
@@ -232,7 +236,7 @@ def evaluate(dataset, Y, p, n_test, *, attributes=None, quick=False, full_mo_lim
             if not anchor:
                 raise
             row = {"dataset": dataset, "method": method, "rmse": None, "mae": None,
-                   "rel_rmse": None, "fit_seconds": None, "peak_memory_mb": None,
+                   "rel_rmse": None, "fit_seconds": None, "peak_traced_mb": None,
                    "error": f"{type(exc).__name__}: {exc}", **extra}
             rows.append(row)
             if verbose:
@@ -240,7 +244,7 @@ def evaluate(dataset, Y, p, n_test, *, attributes=None, quick=False, full_mo_lim
             return row
         pred, info = result if isinstance(result, tuple) else (result, {})
         row = {"dataset": dataset, "method": method, **_metrics(pred, yte, rw_rmse_i),
-               "fit_seconds": seconds, "peak_memory_mb": peak, **info, **extra}
+               "fit_seconds": seconds, "peak_traced_mb": peak, **info, **extra}
         rows.append(row)
         if verbose:
             print(f"  {dataset:<14} {method:<48} RMSE {row['rmse']:.4g}  {seconds:.3g} s",
@@ -406,7 +410,7 @@ def scaling(sizes, hgb_max, verbose=True):
                 lambda est=est, a=Xtr, b=ytr, c=Xte: est.fit(a, b).predict(c))
             row = {"dataset": f"scaling-{n}", "method": name,
                    **_metrics(pred, yte, rw_rmse_i), "fit_seconds": seconds,
-                   "peak_memory_mb": peak, "n_systems": n}
+                   "peak_traced_mb": peak, "n_systems": n}
             rows.append(row)
             if verbose:
                 print(f"  scaling-{n:<6} {name:<48} {seconds:.3g} s", flush=True)
@@ -440,7 +444,7 @@ def check_targets(rows):
     def target(name, value, ok, ref):
         if value is None:
             return
-        checks.append({"target": name, "measured": value, "met": bool(ok), "spec": ref})
+        checks.append(make_target(name, ref, value, ok))
 
     fx_ese, fx_cv, fx_rw, fx_paper = (get("FX-16", m) for m in (
         "ESERegressor", "ESERegressor-CV (damping)", "RandomWalk", PAPER_ROW))
@@ -581,8 +585,8 @@ def main(argv=None):
     notes = [
         "fit_seconds: fit + predict of an untraced call, single-threaded (threadpoolctl, "
         "OMP_NUM_THREADS=1), on a machine shared with other jobs.",
-        ("peak_memory_mb: not measured in --quick (null)." if quick else
-         f"peak_memory_mb: tracemalloc peak of a second, traced call; only for calls under "
+        ("peak_traced_mb: not measured in --quick (null)." if quick else
+         f"peak_traced_mb: tracemalloc peak of a second, traced call; only for calls under "
          f"{MEMORY_BELOW_S:g} s (null otherwise)."),
         f"Reduced protocol: per-system HistGradientBoosting in the scaling study up to "
         f"{HGB_SCALING_MAX} systems (full protocol: 1000) to keep the run near 10 minutes; "

@@ -26,36 +26,34 @@ synthetic episodes instead when LoCoMo is not in the data home (no MiniLM needed
 """
 
 import json
-import resource
-import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from sklearn.exceptions import ConvergenceWarning  # noqa: E402
-from threadpoolctl import threadpool_limits  # noqa: E402
-
-from sklearn_icml26.memory import (  # noqa: E402
+from sklearn_icml26.memory import (
     GatedMemoryReader,
     SentenceEmbedder,
     make_locomo_episodes,
     make_planted_episodes,
 )
-from sklearn_icml26.memory._gated_reader import (  # noqa: E402
+from sklearn_icml26.memory._gated_reader import (
     _check_episodes,
     _prepare,
     _reward_exit,
     _reward_update,
     _rollouts,
 )
-from sklearn_icml26.metrics import oracle_span_f1  # noqa: E402
-from sklearn_icml26.utils._benchmark import (  # noqa: E402
+from sklearn_icml26.metrics import oracle_span_f1
+
+from _common import (
     benchmark_parser,
     markdown_table,
+    peak_rss_mb,
+    target,
     write_results,
 )
 
@@ -63,10 +61,6 @@ TRAIN = ["conv-26", "conv-30", "conv-41", "conv-42", "conv-43", "conv-44", "conv
 TEST = ["conv-48", "conv-49", "conv-50"]
 CATS = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 METHOD = "GatedMemoryReader"
-
-
-def _peak_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _metrics(traces, test, reader):
@@ -161,7 +155,7 @@ def run_block(dataset, train, test, embedder, memory_policy, seeds, learned, n_s
         row = {"dataset": dataset, "method": name, "policy": policy,
                "memory_policy": memory_policy, **m,
                "speed_up": vanilla_chunks / m["chunks_read"] if vanilla_chunks else np.nan,
-               "read_seconds_per_question": secs / len(test.X), "peak_memory_mb": _peak_mb()}
+               "read_seconds_per_question": secs / len(test.X), "peak_rss_mb": peak_rss_mb()}
         rows.append(row)
         print(f"  {name:45s} recall {m['recall']:.3f}  chunks {m['chunks_read']:.2f}",
               flush=True)
@@ -196,7 +190,7 @@ def run_block(dataset, train, test, embedder, memory_policy, seeds, learned, n_s
         row["update_gate_closed_warnings"] = sum(r["update_gate_closed_warning"]
                                                  for r in per_seed)
         row.pop("update_gate_closed_warning", None)
-        row["peak_memory_mb"] = _peak_mb()
+        row["peak_rss_mb"] = peak_rss_mb()
         rows.append(row)
         flush()
 
@@ -216,8 +210,8 @@ def targets(rows, ds):
     gated = _find(rows, ds, "learned, gates='both'")
     upd = _find(rows, ds, "learned, gates='update'")
 
-    def add(target, spec, measured, met):
-        out.append({"target": target, "spec": spec, "measured": measured, "met": bool(met)})
+    def add(name, spec, measured, met):
+        out.append(target(name, spec, measured, met))
 
     if van is None or ox is None:
         return out
@@ -353,7 +347,7 @@ def _full(args, rows, notes, flush):
     hashing.transform(all_texts)
     rows.append({"dataset": dataset, "method": "embedding (hashing, all texts once)",
                  "policy": "embed", "memory_policy": "-", "n_texts": len(all_texts),
-                 "embed_seconds": time.perf_counter() - t0, "peak_memory_mb": _peak_mb()})
+                 "embed_seconds": time.perf_counter() - t0, "peak_rss_mb": peak_rss_mb()})
     print(f"hashing, score ({seeds})", flush=True)
     run_block(dataset, train, test, hashing, "score", {"both": seeds, "update": seeds[:3]},
               ("both", "update"), 300, rows, flush)
@@ -372,7 +366,7 @@ def _full(args, rows, notes, flush):
         minilm.transform(all_texts)
         rows.append({"dataset": ds_m, "method": "embedding (MiniLM, all texts once)",
                      "policy": "embed", "memory_policy": "-", "n_texts": len(all_texts),
-                     "embed_seconds": time.perf_counter() - t0, "peak_memory_mb": _peak_mb()})
+                     "embed_seconds": time.perf_counter() - t0, "peak_rss_mb": peak_rss_mb()})
         print("minilm, score", flush=True)
         run_block(ds_m, train, test, minilm, "score", {"both": minor, "update": minor[:1]},
                   ("both", "update"), 300, rows, flush)
@@ -396,7 +390,7 @@ def _full(args, rows, notes, flush):
         "greedy gates, every 25 steps) are listed.",
         "read_ms_per_question times the reading loop alone on prepared episodes; "
         "read_seconds_per_question includes the cached embedding lookups.",
-        "peak_memory_mb is the process's maximum resident set size so far (ru_maxrss).",
+        "peak_rss_mb is the process's maximum resident set size so far (ru_maxrss).",
         "timings were taken on a 2-core machine shared with other jobs; seconds are "
         "inflated and noisy, quality numbers are unaffected.",
     ]

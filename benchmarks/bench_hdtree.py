@@ -35,7 +35,6 @@ is for 2 CPU cores and is only checked on CPU runs)::
 
 import math
 import pickle
-import sys
 import time
 import traceback
 import warnings
@@ -49,19 +48,18 @@ from sklearn.decomposition import PCA
 from sklearn.metrics import normalized_mutual_info_score as nmi
 from sklearn.preprocessing import StandardScaler
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from sklearn_icml26.datasets import load_krumsiek11, load_paul15  # noqa: E402
-from sklearn_icml26.lineage import HDTreeLineage, make_count_pipeline  # noqa: E402
-from sklearn_icml26.lineage._dpt import diffusion_pseudotime  # noqa: E402
-from sklearn_icml26.metrics import (  # noqa: E402
+from sklearn_icml26.datasets import load_krumsiek11, load_paul15
+from sklearn_icml26.lineage import HDTreeLineage, make_count_pipeline
+from sklearn_icml26.lineage._dpt import diffusion_pseudotime
+from sklearn_icml26.metrics import (
     cluster_accuracy,
     dendrogram_from_children,
     dendrogram_purity,
     leaf_purity,
     pseudotime_correlation,
 )
-from sklearn_icml26.utils._benchmark import (  # noqa: E402
+
+from _common import (
     benchmark_parser,
     markdown_table,
     measure,
@@ -72,7 +70,7 @@ COLUMNS = ["dataset", "method", "seed", "n_clusters", "DP", "DP_full", "DP_proge
            "ACC", "NMI",
            "branch_ACC", "branch_NMI", "fate4_ACC", "fate4_ACC_all", "fate4_ACC_refit",
            "prog_in_fate", "prog_in_own_fate", "rho_L1", "tau_L1", "rho_L2", "tau_L2", "rho", "tau",
-           "recon_L1", "recon_L1_code_mean", "fit_seconds", "cpu_seconds", "peak_memory_mb",
+           "recon_L1", "recon_L1_code_mean", "fit_seconds", "cpu_seconds", "peak_traced_mb",
            "DP / Ward DP"]
 
 
@@ -91,7 +89,7 @@ def _ward_row(dataset, method, X, y, k, seconds=None, memory=None):
         "LP": leaf_purity(y, ward.labels_), "ACC": cluster_accuracy(y, ward.labels_),
         "NMI": nmi(y, ward.labels_),
         "fit_seconds": m.seconds if seconds is None else seconds,
-        "peak_memory_mb": m.peak_memory_mb if memory is None else memory,
+        "peak_traced_mb": m.peak_mb if memory is None else memory,
     }, ward
 
 
@@ -176,7 +174,7 @@ def bench_digits(quick, seeds, epochs, n_rows=None):
                **_hdtree_flat(model, y, 10, model.labels_),
                "DP_full": dendrogram_purity(y, *model.dendrogram()),
                "fit_seconds": m.seconds, "cpu_seconds": m.cpu_seconds,
-               "peak_memory_mb": m.peak_memory_mb}
+               "peak_traced_mb": m.peak_mb}
         row["recon_L1"], row["recon_L1_code_mean"] = _recon(model, X)
         rows.append(row)
         for other in _other_rules(model):
@@ -283,7 +281,7 @@ def _scanpy_rows(dataset, adata, iroot, y, pt_scores, counts, hdtree_models=()):
     dpt = {"dataset": dataset, "method": "scanpy DPT" + (" (scanpy recipe, all genes)"
                                                          if counts else " (z-scored)"),
            **pt_scores(m.result.obs["dpt_pseudotime"].to_numpy()),
-           "fit_seconds": m.seconds, "peak_memory_mb": m.peak_memory_mb}
+           "fit_seconds": m.seconds, "peak_traced_mb": m.peak_mb}
     m = measure(_scanpy_recipe, sc, adata.copy(), iroot, counts=counts, paga=True)
     ad = m.result
     parent, groups = _paga_tree(ad, iroot)
@@ -291,7 +289,7 @@ def _scanpy_rows(dataset, adata, iroot, y, pt_scores, counts, hdtree_models=()):
     paga = {"dataset": dataset, "method": f"scanpy Leiden + PAGA tree ({k} clusters)",
             "DP": dendrogram_purity(y, parent, groups), "LP": leaf_purity(y, groups),
             "ACC": cluster_accuracy(y, groups), "NMI": nmi(y, groups), "n_clusters": k,
-            "fit_seconds": m.seconds, "peak_memory_mb": m.peak_memory_mb}
+            "fit_seconds": m.seconds, "peak_traced_mb": m.peak_mb}
     rows = [dpt, paga]
     for model in hdtree_models:
         if k > 2 ** model.n_levels:
@@ -442,7 +440,7 @@ def bench_paul15(quick, seeds, epochs, use_scanpy):
     iroot = _paul15_iroot(data, Z)
     m = measure(diffusion_pseudotime, Z, iroot)
     rows.append({"dataset": "paul15", "method": "DPT recipe (PCA 30)", **_pt_scores(m.result, data),
-                 "fit_seconds": m.seconds, "peak_memory_mb": m.peak_memory_mb})
+                 "fit_seconds": m.seconds, "peak_traced_mb": m.peak_mb})
     models = []
     for seed in seeds:
         params = {"n_clusters": 7, "random_state": seed, **EXTRA}
@@ -455,7 +453,7 @@ def bench_paul15(quick, seeds, epochs, use_scanpy):
                **_paul15_cuts(model, data, branch_true, branch_rows),
                **_pt_scores(model.pseudotime_, data),
                "fit_seconds": m.seconds, "cpu_seconds": m.cpu_seconds,
-               "peak_memory_mb": m.peak_memory_mb}
+               "peak_traced_mb": m.peak_mb}
         row["recon_L1"], row["recon_L1_code_mean"] = _recon(model, genes)
         rows.append(row)
         for other in _other_rules(model):
@@ -568,7 +566,7 @@ def bench_krumsiek(quick, seeds, epochs, use_scanpy):
     rows.append({"dataset": "krumsiek11", "method": "DPT recipe (z-scored)",
                  "rho": pseudotime_correlation(m.result, data.time),
                  "tau": pseudotime_correlation(m.result, data.time, method="kendall"),
-                 "fit_seconds": m.seconds, "peak_memory_mb": m.peak_memory_mb})
+                 "fit_seconds": m.seconds, "peak_traced_mb": m.peak_mb})
     models = []
     for seed in seeds:
         params = {"n_clusters": 5, "random_state": seed, **EXTRA}
@@ -583,7 +581,7 @@ def bench_krumsiek(quick, seeds, epochs, use_scanpy):
                "rho": pseudotime_correlation(model.pseudotime_, data.time),
                "tau": pseudotime_correlation(model.pseudotime_, data.time, method="kendall"),
                "fit_seconds": m.seconds, "cpu_seconds": m.cpu_seconds,
-               "peak_memory_mb": m.peak_memory_mb}
+               "peak_traced_mb": m.peak_mb}
         row["recon_L1"], row["recon_L1_code_mean"] = _recon(model, X)
         rows.append(row)
         for other in _other_rules(model):

@@ -38,7 +38,6 @@ import json
 import math
 import os
 import re
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -52,15 +51,14 @@ from sklearn.neighbors import KNeighborsRegressor
 from sklearn.neural_network import MLPRegressor
 from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from sklearn_icml26.approximation import (  # noqa: E402
+from sklearn_icml26.approximation import (
     HolderTransformerRegressor,
     holder_depth_slopes,
     holder_risk_rates,
 )
-from sklearn_icml26.datasets import make_holder_regression  # noqa: E402
-from sklearn_icml26.utils._benchmark import (  # noqa: E402
+from sklearn_icml26.datasets import make_holder_regression
+
+from _common import (
     benchmark_parser,
     markdown_table,
     measure,
@@ -103,12 +101,12 @@ def _fit_timed(model, X, y):
     (the data, the module and one epoch's buffers: the peak of the full fit).
     """
     if isinstance(model, HolderTransformerRegressor):
-        mem = measure(clone(model).set_params(max_epochs=1).fit, X, y).peak_memory_mb
+        mem = measure(clone(model).set_params(max_epochs=1).fit, X, y).peak_mb
         start = time.perf_counter()
         model.fit(X, y)
         return time.perf_counter() - start, mem
     m = measure(model.fit, X, y)
-    return m.seconds, m.peak_memory_mb
+    return m.seconds, m.peak_mb
 
 
 # -- part A -------------------------------------------------------------------------------------
@@ -147,7 +145,7 @@ def bench_depth(functions, depths, n_train, epochs, seeds, log, checkpoint=None)
                              "fit_seconds": float(arr[:, 2].mean()),
                              "fit_seconds_per_seed": arr[:, 2].tolist(),
                              "load_average_per_seed": arr[:, 4].tolist(),
-                             "peak_memory_mb": float(arr[:, 3].max())})
+                             "peak_traced_mb": float(arr[:, 3].max())})
                 if checkpoint is not None:
                     checkpoint(rows)
     return rows
@@ -181,7 +179,7 @@ def depth_summary(rows, functions, depths):
                         "L_used": used, "slope_rule": rule,
                         "rmse_at_L": [sel[L]["rmse"] for L in Ls], "L": Ls,
                         "fit_seconds": float(sum(sel[L]["fit_seconds"] for L in Ls)),
-                        "peak_memory_mb": float(max(sel[L]["peak_memory_mb"] for L in Ls))})
+                        "peak_traced_mb": float(max(sel[L]["peak_traced_mb"] for L in Ls))})
     return out
 
 
@@ -230,7 +228,7 @@ def bench_risk(functions, sizes, epochs, seeds, log, checkpoint=None):
                              "fit_seconds": float(np.mean([v[1] for v in vals])),
                              "fit_seconds_per_seed": [v[1] for v in vals],
                              "load_average_per_seed": [v[4] for v in vals],
-                             "peak_memory_mb": float(max(v[2] for v in vals))})
+                             "peak_traced_mb": float(max(v[2] for v in vals))})
             if checkpoint is not None:
                 checkpoint(rows)
     return rows
@@ -257,7 +255,7 @@ def risk_summary(rows, functions):
                         f"risk_at_n={n_max}": sel[n_max]["excess_risk"],
                         "risk / MLP risk": sel[n_max]["excess_risk"] / mlp,
                         "fit_seconds": float(sum(sel[n]["fit_seconds"] for n in ns)),
-                        "peak_memory_mb": float(max(sel[n]["peak_memory_mb"] for n in ns))})
+                        "peak_traced_mb": float(max(sel[n]["peak_traced_mb"] for n in ns))})
     return out
 
 
@@ -317,7 +315,7 @@ NOTES = [
     "fit_seconds: wall time on a 2-core machine shared with other jobs, one torch thread "
     "(load_average_per_seed: the 1-minute load average after each fit). The transformer's "
     "fits are timed without tracemalloc (which doubles a torch loop's time); its "
-    "peak_memory_mb is that of a traced one-epoch fit of the same setting.",
+    "peak_traced_mb is that of a traced one-epoch fit of the same setting.",
     "The wavelet kind replaces the radial one in the d0 = 2 arms at alpha = 0.5; at "
     "alpha = 1 the radial function stays, since the wavelet and Weierstrass sums are "
     "not exactly Lipschitz (log factor).",
@@ -383,7 +381,7 @@ def _pool_seeds(old, new):
         return list(r.get(f"{key}_per_seed", [r.get(fallback)] * len(r["seeds"])))
 
     pooled = {**new, "seeds": old["seeds"] + new["seeds"],
-              "peak_memory_mb": max(old["peak_memory_mb"], new["peak_memory_mb"])}
+              "peak_traced_mb": max(old["peak_traced_mb"], new["peak_traced_mb"])}
     keys = [("fit_seconds", "fit_seconds"), ("load_average", None)]
     keys += [("rmse", "rmse"), ("sup_error", "sup_error")] if "rmse" in new else [
         ("risk", "excess_risk")]

@@ -30,25 +30,22 @@ passage (no model), hashing embedder; seconds. ``--n-questions`` reduces the ful
 """
 
 import json
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from sklearn_icml26.datasets import load_locomo  # noqa: E402
-from sklearn_icml26.memory import IncrementalBM25, SentenceEmbedder  # noqa: E402
-from sklearn_icml26.retrieval import (  # noqa: E402
+from sklearn_icml26.datasets import load_locomo
+from sklearn_icml26.memory import IncrementalBM25, SentenceEmbedder
+from sklearn_icml26.retrieval import (
     SampleCache,
     SemanticInfoGainScorer,
     SmolLM2Generator,
     TableGenerator,
 )
-from sklearn_icml26.retrieval._info_gain import _lexical  # noqa: E402
-from sklearn_icml26.utils._benchmark import (  # noqa: E402
+from sklearn_icml26.retrieval._info_gain import _lexical
+
+from _common import (
     benchmark_parser,
     markdown_table,
     write_results,

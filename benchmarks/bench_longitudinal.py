@@ -45,7 +45,8 @@ from sklearn_icml26.treatment_effects import (
     LinearGaussianTransition,
     LongitudinalRegressionAdjuster,
 )
-from sklearn_icml26.utils._benchmark import (
+
+from _common import (
     benchmark_parser,
     markdown_table,
     measure,
@@ -202,7 +203,7 @@ def _timed(trace, func, *args, **kwargs):
     """``(result, seconds, peak MiB or None)``: tracemalloc (slow) only when ``trace``."""
     if trace:
         m = measure(func, *args, **kwargs)
-        return m.result, m.seconds, m.peak_memory_mb
+        return m.result, m.seconds, m.peak_mb
     start = time.perf_counter()
     result = func(*args, **kwargs)
     return result, time.perf_counter() - start, None
@@ -322,7 +323,7 @@ def _rows(setting, detail, truth):
         if "band_coverage" in e:
             row["band_coverage"] = e["band_coverage"]
         row["fit_seconds"] = e["seconds"]
-        row["peak_memory_mb"] = e["memory"]
+        row["peak_traced_mb"] = e["memory"]
         row["per_period"] = {k: (v.tolist() if isinstance(v, np.ndarray) else v)
                              for k, v in e.items() if k not in ("n", "seconds", "memory")}
         row["truth"] = truth.tolist()
@@ -336,7 +337,7 @@ def _detail_from_row(row):
     entry = {k: (np.asarray(v, dtype=float) if isinstance(v, list) else v)
              for k, v in pp.items()}
     entry.update(n=row["reps"], seconds=row.get("fit_seconds"),
-                 memory=row.get("peak_memory_mb"))
+                 memory=row.get("peak_traced_mb"))
     return entry
 
 
@@ -443,7 +444,7 @@ def _real_data(quick):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UserWarning)
                     m = measure(est.fit, data.X, data.y, treatment=data.treatment)
-                results[label] = (est.effect_, est.effect_se_, m.seconds, m.peak_memory_mb)
+                results[label] = (est.effect_, est.effect_se_, m.seconds, m.peak_mb)
         base = est.baselines_
         lin_se = base["lin_se"].to_numpy()
         for label, col in (("difference in means (Welch)", "dim"), ("CUPED", "cuped"),
@@ -454,7 +455,7 @@ def _real_data(quick):
                          "std_err": np.round(s, 4).tolist(),
                          "se_ratio_lin": np.round(s / lin_se, 3).tolist(),
                          "n_on_path": (base["n_on_path_1"] + base["n_on_path_0"]).tolist(),
-                         "random_state": 0, "fit_seconds": secs, "peak_memory_mb": mem})
+                         "random_state": 0, "fit_seconds": secs, "peak_traced_mb": mem})
     return rows
 
 

@@ -54,7 +54,6 @@ import concurrent.futures as cf
 import json
 import multiprocessing
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -73,15 +72,18 @@ from sklearn_icml26.datasets import (
 )
 from sklearn_icml26.metrics import layer_separation, sample_mesh
 from sklearn_icml26.metrics._surface import _surface_scores
-from sklearn_icml26.utils._benchmark import (
+
+from _common import (
     benchmark_parser,
     markdown_table,
+    peak_rss_mb,
+    target,
     write_results,
 )
 
 COLUMNS = ["dataset", "noise", "method", "cd_l1", "cd_l2", "f_0.005", "f_0.01", "nc",
            "layer_separation", "cd_l1_over_floor", "fit_seconds", "extract_seconds",
-           "resolution", "peak_memory_mb", "peak_traced_mb", "hardware"]
+           "resolution", "peak_rss_mb", "peak_traced_mb", "hardware"]
 FIELDS = ("mpf", "sdf", "udf")
 LAYER_GAPS = (0.02, 0.03, 0.05, 0.1)
 SPEED_SHAPE = "open_cylinder"
@@ -125,11 +127,6 @@ def hardware(device):
     if str(device).startswith("cuda") and torch.cuda.is_available():
         return f"{torch.cuda.get_device_name(torch.device(device))}, torch {torch.__version__}"
     return f"CPU, {os.cpu_count()} cores, {torch.get_num_threads()} torch thread(s)"
-
-
-def peak_rss_mb():
-    """Peak resident memory of this process so far, MiB (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def load(name, n_input=None, n_samples=100000):
@@ -206,7 +203,7 @@ def neural_job(name, noise, field, params, resolutions, n_samples, device, threa
     gpu_peak = (torch.cuda.max_memory_allocated() / 2**20
                 if str(device).startswith("cuda") else None)
     for row in rows:
-        row["peak_memory_mb"] = peak
+        row["peak_rss_mb"] = peak
         if gpu_peak is not None:
             row["peak_gpu_memory_mb"] = gpu_peak
         row["hardware"] = hardware(device)
@@ -224,7 +221,7 @@ def memory_job(name, resolution, device, threads, n_input=None):
     """Seconds and peak memory of one ``extract_mesh(resolution)`` of a small fit.
 
     The peak is tracemalloc's (numpy arrays: the grid's slabs, the mesh; torch's allocator
-    is not traced), so the row isolates what the grid costs; ``peak_memory_mb`` is the
+    is not traced), so the row isolates what the grid costs; ``peak_rss_mb`` is the
     process's resident peak (torch runtime and fit included). Before the slab-wise grid the
     traced peak was 64 bytes per grid point: 128 MiB at 128^3, 1 GiB at 256^3, 64 GiB at
     1024^3.
@@ -252,7 +249,7 @@ def memory_job(name, resolution, device, threads, n_input=None):
              "resolution": resolution, "grid_points": resolution**3,
              "extract_seconds": extract_s, "peak_traced_mb": traced,
              "whole_grid_float32_mb": 4 * resolution**3 / 2**20,
-             "n_vertices": len(V), "n_faces": len(F), "peak_memory_mb": peak_rss_mb(),
+             "n_vertices": len(V), "n_faces": len(F), "peak_rss_mb": peak_rss_mb(),
              "hardware": hardware(device)}]
 
 
@@ -292,7 +289,7 @@ def anchor_job(name, noise, n_samples, n_input=None):
     rows.append({"method": "open3d.BallPivoting", **mesh_row(V, F, data, n_samples),
                  "fit_seconds": bpa_s})
     for row in rows:
-        row.update(dataset=name, noise=noise, peak_memory_mb=peak_rss_mb(),
+        row.update(dataset=name, noise=noise, peak_rss_mb=peak_rss_mb(),
                    load_average_before=load_before, load_average_after=os.getloadavg()[0],
                    hardware=f"CPU, {os.cpu_count()} cores, open3d {o3d.__version__}")
     return rows
@@ -348,9 +345,8 @@ def targets(rows):
     for r in rows:
         by.setdefault((r["dataset"], r["noise"]), {})[r["method"]] = r
 
-    def add(target, goal, measured, met):
-        checks.append({"target": target, "spec": goal, "measured": float(measured),
-                       "met": bool(met)})
+    def add(name, goal, measured, met):
+        checks.append(target(name, goal, float(measured), met))
 
     anchors = ("open3d.Poisson[density-trim]", "open3d.BallPivoting")
     for (name, noise), m in by.items():
@@ -444,7 +440,7 @@ NOTES = [
     "2-core seconds of the speed target; that target uses the `MPFSurface[timing ...]` row, "
     "one default fit timed alone on the 2-core CPU machine (shared with other jobs: an "
     "upper bound).",
-    "peak_memory_mb = peak resident memory of the process that fitted and extracted "
+    "peak_rss_mb = peak resident memory of the process that fitted and extracted "
     "(includes the torch / CUDA runtime); GPU rows also give peak_gpu_memory_mb.",
     "floor = an independent 100000-point sample of the true shape (make_thin_shell, "
     "random_state 1) scored as a reconstruction.",

@@ -33,7 +33,6 @@ fill, no Kalman anchors and no ablations.
 """
 
 import os
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -46,15 +45,14 @@ from sklearn.impute import IterativeImputer, KNNImputer, SimpleImputer
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from sklearn_icml26.datasets import (  # noqa: E402
+from sklearn_icml26.datasets import (
     load_air_quality,
     load_basic_motions,
     make_sensor_outages,
 )
-from sklearn_icml26.imputation import NeuroMambaImputer  # noqa: E402
-from sklearn_icml26.utils._benchmark import (  # noqa: E402
+from sklearn_icml26.imputation import NeuroMambaImputer
+
+from _common import (
     benchmark_parser,
     markdown_table,
     write_results,

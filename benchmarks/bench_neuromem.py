@@ -28,21 +28,16 @@ values beside pytrec_eval's for the MiniLM run.
 the AOEB slice of conv-26 with our BM25 only (no MiniLM needed).
 """
 
-import resource
-import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+from sklearn.base import clone
+from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from sklearn.base import clone  # noqa: E402
-from threadpoolctl import threadpool_limits  # noqa: E402
-
-from sklearn_icml26.datasets import load_locomo  # noqa: E402
-from sklearn_icml26.memory import (  # noqa: E402
+from sklearn_icml26.datasets import load_locomo
+from sklearn_icml26.memory import (
     SentenceEmbedder,
     StreamingMemory,
     bm25_scorer,
@@ -53,10 +48,13 @@ from sklearn_icml26.memory import (  # noqa: E402
     keyword_text,
     score_candidates,
 )
-from sklearn_icml26.memory._streaming import _QUESTION_WORDS  # noqa: E402
-from sklearn_icml26.utils._benchmark import (  # noqa: E402
+from sklearn_icml26.memory._streaming import _QUESTION_WORDS
+
+from _common import (
     benchmark_parser,
     markdown_table,
+    peak_rss_mb,
+    target,
     write_results,
 )
 
@@ -350,7 +348,7 @@ def _row_a(name, res, seconds, kind):
             row[f"query_search_{p}_us"] = float(st.loc["query_search", f"{p}_ms"] * 1e3)
     row["end_to_end_seconds"] = seconds
     row["fit_seconds"] = seconds
-    row["peak_memory_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    row["peak_rss_mb"] = peak_rss_mb()
     return row
 
 
@@ -525,7 +523,7 @@ def _row_b(name, text, run, task, seconds):
         for c in cols:
             row[f"{key}_{c}"] = float(res.scores.loc[idx, c])
     row["fit_seconds"] = seconds
-    row["peak_memory_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    row["peak_rss_mb"] = peak_rss_mb()
     return row
 
 
@@ -614,7 +612,7 @@ def run_latency(data, embedder, log):
                "query_p95_us": float(np.percentile(qv, 95)),
                "query_p99_us": float(np.percentile(qv, 99)),
                "fit_seconds": r["insert"] / 1e9 + qv.sum() / 1e6,
-               "peak_memory_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+               "peak_rss_mb": peak_rss_mb()}
         rows.append(row)
         log(row)
     return rows
@@ -632,8 +630,8 @@ def _find(rows, method, dataset_prefix=None):
 def targets(rows_a, rows_b, extra):
     out = []
 
-    def add(target, spec, measured, met):
-        out.append({"target": target, "spec": spec, "measured": measured, "met": bool(met)})
+    def add(name, spec, measured, met):
+        out.append(target(name, spec, measured, met))
 
     names = {"flat": "defaults (flat, turn, none, raw, topk)", "hnsw": "structure=hnsw",
              "bm25": "structure=bm25", "hybrid": "structure=hybrid"}
@@ -772,7 +770,7 @@ def _notes(quick, n_warm, warm_s, extra, t_start, parts=None):
         "F1 of the Neuromem paper.",
         "panel_* curves re-score the round-1 questions in every round (the pure memory-growth "
         "effect); round_* curves mix growth with the changing question set.",
-        "peak_memory_mb is the process's maximum resident set size so far (ru_maxrss).",
+        "peak_rss_mb is the process's maximum resident set size so far (ru_maxrss).",
         "timings were taken on a 2-core machine shared with other jobs (load average about "
         "15 during the run): seconds and latency percentiles are inflated and noisy; quality "
         "numbers are unaffected.",
@@ -845,7 +843,7 @@ def main():
         rows_b += rows_c
         emb = [{"dataset": "LoCoMo (turns and questions)",
                 "method": "SentenceEmbedder(minilm) embedding", "kind": "embedding",
-                "n_texts": n_warm, "fit_seconds": warm_s, "peak_memory_mb": float("nan")}]
+                "n_texts": n_warm, "fit_seconds": warm_s, "peak_rss_mb": float("nan")}]
         tg = targets(rows_a, rows_b, extra)
         path = write_results("neuromem", rows_a + rows_b + emb, False, args.output,
                              targets=tg, protocol=_protocol(False) + (
@@ -901,7 +899,7 @@ def main():
             rows_b += run_latency(data, embedder, log)
     emb_row = {"dataset": "LoCoMo (all texts)", "method": "SentenceEmbedder(minilm) embedding",
                "kind": "embedding", "n_texts": n_warm, "fit_seconds": warm_s,
-               "peak_memory_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+               "peak_rss_mb": peak_rss_mb()}
     rows = rows_a + rows_b + ([emb_row] if not args.quick else [])
     tg = targets(rows_a, rows_b, extra)
     path = write_results("neuromem", rows, args.quick, args.output, targets=tg,

@@ -34,7 +34,6 @@ assembles what finished.
 
 import json
 import os
-import sys
 import tempfile
 import time
 import warnings
@@ -45,16 +44,15 @@ import torch
 from scipy.stats import spearmanr
 from sklearn.utils.parallel import Parallel, delayed
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from sklearn_icml26.datasets import make_pde_collocation  # noqa: E402
-from sklearn_icml26.pinn import (  # noqa: E402
+from sklearn_icml26.datasets import make_pde_collocation
+from sklearn_icml26.pinn import (
     PINNInfluence,
     PINNRegressor,
     drift_diffusion_1d,
     heat_1d,
 )
-from sklearn_icml26.utils._benchmark import (  # noqa: E402
+
+from _common import (
     benchmark_parser,
     markdown_table,
     write_results,
@@ -130,8 +128,7 @@ def run_case(name, config, seed, settings):
         "n_kept_eigenvalues": int(inf.eigenvalues_.size),
         "n_negative_ritz_values": inf.n_negative_eigenvalues_,
         "fit_seconds": fit_s, "influence_seconds": inf_s,
-        "influence_seconds_parts": inf.fit_time_parts_, "peak_memory_mb": None,
-    }
+        "influence_seconds_parts": inf.fit_time_parts_, }
     return row
 
 
@@ -163,7 +160,7 @@ def run_loo(seed, config, settings):
                      "spearman_grad_dot": float(spearmanr(gd[:, i], delta).statistic),
                      "pearson_grad_dot": float(np.corrcoef(gd[:, i], delta)[0, 1]),
                      "max_abs_delta": float(np.abs(delta).max()),
-                     "fit_seconds": sec, "peak_memory_mb": None})
+                     "fit_seconds": sec})
     return rows
 
 
@@ -200,14 +197,13 @@ def run_captum(settings):
                  "spearman_vs_captum": float(spearmanr(O.ravel(), C.ravel()).statistic),
                  "pearson_vs_captum": float(np.corrcoef(O.ravel(), C.ravel())[0, 1]),
                  "spearman_vs_exact_topk": float(spearmanr(O.ravel(), E.ravel()).statistic),
-                 "fit_seconds": ours_s, "peak_memory_mb": None})
+                 "fit_seconds": ours_s})
     rows.append({"dataset": label, "method": "captum.ArnoldiInfluenceFunction",
                  "spearman_vs_exact_topk": float(spearmanr(C.ravel(), E.ravel()).statistic),
-                 "fit_seconds": captum_s, "speedup_of_ours": captum_s / ours_s,
-                 "peak_memory_mb": None})
+                 "fit_seconds": captum_s, "speedup_of_ours": captum_s / ours_s})
     rows.append({"dataset": label, "method": "PINNInfluence(hessian='exact_topk')",
                  "n_negative_eigenvalues": exact.n_negative_eigenvalues_,
-                 "fit_seconds": exact_s, "peak_memory_mb": None})
+                 "fit_seconds": exact_s})
     return rows
 
 
@@ -224,8 +220,7 @@ def run_exact_timing(settings):
     return [{"dataset": "heat_1d 2-32-32-32-1, 1200 points", "method":
              "PINNInfluence(hessian='exact')", "n_params": inf.n_params_,
              "n_negative_eigenvalues": inf.n_negative_eigenvalues_,
-             "hessian_seconds": inf.fit_time_parts_["hessian"], "fit_seconds": sec,
-             "peak_memory_mb": None}]
+             "hessian_seconds": inf.fit_time_parts_["hessian"], "fit_seconds": sec}]
 
 
 def _deepxde_lbfgs(dde, maxiter):
@@ -257,7 +252,7 @@ def _deepxde_fit_row(dde, data, net, problem, name, seed, settings):
     return [{"dataset": name, "method": "deepxde", "config": "good", "seed": seed,
              "version": dde.__version__,
              "relative_l2": float(np.linalg.norm(pred - exact) / np.linalg.norm(exact)),
-             "fit_seconds": sec, "peak_memory_mb": None}]
+             "fit_seconds": sec}]
 
 
 def run_deepxde(seed, settings):

@@ -35,22 +35,19 @@ the other conversations' questions, four rows, speed at 300 keys.
 """
 
 import re
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 from sklearn.neighbors import NearestNeighbors
 from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from sklearn_icml26.datasets import load_locomo
+from sklearn_icml26.editing import HubnessBalancedCodebook
+from sklearn_icml26.memory import SentenceEmbedder
+from sklearn_icml26.metrics import hubness_measures
 
-from sklearn_icml26.datasets import load_locomo  # noqa: E402
-from sklearn_icml26.editing import HubnessBalancedCodebook  # noqa: E402
-from sklearn_icml26.memory import SentenceEmbedder  # noqa: E402
-from sklearn_icml26.metrics import hubness_measures  # noqa: E402
-from sklearn_icml26.utils._benchmark import (  # noqa: E402
+from _common import (
     benchmark_parser,
     markdown_table,
     write_results,

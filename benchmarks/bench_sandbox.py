@@ -47,11 +47,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from sklearn_icml26.sandbox import EnvironmentCache, TaskSandbox
+from sklearn_icml26.sandbox._cache import _rmtree, _tree_size, create_venv_offline
 
-from sklearn_icml26.sandbox import EnvironmentCache, TaskSandbox  # noqa: E402
-from sklearn_icml26.sandbox._cache import _rmtree, _tree_size, create_venv_offline  # noqa: E402
-from sklearn_icml26.utils._benchmark import (  # noqa: E402
+from _common import (
     RESULTS_DIR,
     benchmark_parser,
     markdown_table,
@@ -263,7 +262,7 @@ def main():
                                                     payload), cache.snapshot_dir, env)
             reference = _outcome(code, out, kind)
             rec["modes"]["none"] = {"prep_seconds": 0.0, "task_seconds": sec,
-                                    "disk_bytes": 0, "peak_memory_mb": rss,
+                                    "disk_bytes": 0, "peak_rss_mb": rss,
                                     "outcome": reference}
             # (a) TaskSandbox over the cache
             t0 = time.perf_counter()
@@ -275,7 +274,7 @@ def main():
                 disk = _tree_size(box.path)
             outcome = _outcome(res.returncode, res.stdout, kind)
             rec["modes"]["sandbox"] = {"prep_seconds": prep, "task_seconds": res.seconds,
-                                       "disk_bytes": disk, "peak_memory_mb": res.peak_memory_mb,
+                                       "disk_bytes": disk, "peak_rss_mb": res.peak_memory_mb,
                                        "outcome": outcome, "equal": outcome == reference}
             # (b) full copy of the environment and task files
             if i in copy_tasks:
@@ -290,7 +289,7 @@ def main():
                 _rmtree(copy)
                 outcome = _outcome(code, out, kind)
                 rec["modes"]["full_copy"] = {"prep_seconds": prep, "task_seconds": sec,
-                                             "disk_bytes": disk, "peak_memory_mb": rss,
+                                             "disk_bytes": disk, "peak_rss_mb": rss,
                                              "outcome": outcome, "equal": outcome == reference}
             # (c) fresh virtual environment, offline from the wheelhouse
             if i in venv_tasks:
@@ -309,7 +308,7 @@ def main():
                 _rmtree(venv)
                 outcome = _outcome(code, out, kind)
                 rec["modes"]["fresh_venv"] = {"prep_seconds": prep, "task_seconds": sec,
-                                              "disk_bytes": disk, "peak_memory_mb": rss,
+                                              "disk_bytes": disk, "peak_rss_mb": rss,
                                               "outcome": outcome,
                                               "equal": outcome == reference}
             records.append(rec)
@@ -354,7 +353,7 @@ def _summary(records, mode):
         "overhead_seconds": float(np.mean(overhead)),
         "overhead_seconds_median": float(np.median(overhead)),
         "disk_mb_per_task": float(np.mean([s["disk_bytes"] for s in sel]) / 2**20),
-        "peak_memory_mb": float(np.max([s["peak_memory_mb"] for s in sel])),
+        "peak_rss_mb": float(np.max([s["peak_rss_mb"] for s in sel])),
         "results_equal": int(sum(s.get("equal", True) for s in sel)),
         "fit_seconds": float(np.mean([s["prep_seconds"] + s["task_seconds"] for s in sel])),
     }
@@ -405,7 +404,7 @@ def _write(records, cache, cache_seconds, quick, args, venv_reason, load_start, 
         "sandboxed task's seconds minus the unisolated task's, paired per task",
         "disk_mb_per_task: what the task's preparation and run left on disk (sandbox: its "
         "writable layers and folder; copy: the copy; venv: the venv)",
-        "peak_memory_mb: largest peak resident memory of one process of the task (wait4 in "
+        "peak_rss_mb: largest peak resident memory of one process of the task (wait4 in "
         "a small Python parent: the sandbox's PID 1, or an equivalent wrapper for the other "
         "modes, whose start-up is part of their task seconds)",
         "container engines are not available here: (b) is the image-copy analogue, (c) the "

@@ -27,8 +27,6 @@ and ``KNeighborsClassifier(1)``.
 
 import json
 import math
-import resource
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -45,19 +43,19 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from sklearn_icml26.datasets import (  # noqa: E402
+from sklearn_icml26.datasets import (
     make_digits_on_canvas,
     make_local_pattern_images,
 )
-from sklearn_icml26.utils._benchmark import (  # noqa: E402
+from sklearn_icml26.utils._parallel import Parallel, delayed
+from sklearn_icml26.vision import ViolinViTClassifier
+
+from _common import (
     benchmark_parser,
     markdown_table,
+    measure,
     write_results,
 )
-from sklearn_icml26.utils._parallel import Parallel, delayed  # noqa: E402
-from sklearn_icml26.vision import ViolinViTClassifier  # noqa: E402
 
 FRACTIONS = (0.1, 0.25, 1.0)
 OURS = {"ViT": dict(mask=None), "VIOLIN": dict(mask="learned"),
@@ -128,13 +126,10 @@ def _fit_one(job, steps, canvas, pattern_size, canvas_patch, small, lr, pattern_
         patch = (canvas_patch if arm.startswith("digits on") else
                  pattern_patch if arm.startswith("local") else 1)
         model = _model(method, seed, steps, len(ytr), shape, patch, small, lr)
-        start = time.perf_counter()
-        model.fit(Xtr, ytr)
-        seconds = time.perf_counter() - start
+        m = measure(model.fit, Xtr, ytr, memory="rss")
         acc = float(model.score(Xte, yte))
     out = {"arm": arm, "seed": seed, "fraction": fraction, "method": method,
-           "shuffled": shuffle, "accuracy": acc, "fit_seconds": seconds, "n_train": len(ytr),
-           "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+           "shuffled": shuffle, "accuracy": acc, "n_train": len(ytr), **m.columns()}
     if isinstance(model, ViolinViTClassifier):
         out.update(n_tokens=model.n_tokens_, epochs=model.n_iter_,
                    steps=model.n_iter_ * math.ceil(len(ytr) / 64))
@@ -189,7 +184,7 @@ def summarise(fits):
                    "accuracy_sd": float(acc.std(ddof=1)) if len(acc) > 1 else 0.0,
                    "accuracy_per_seed": acc.tolist(), "seeds": seeds,
                    "fit_seconds": float(np.mean([per_seed[s]["fit_seconds"] for s in seeds])),
-                   "peak_memory_mb": float(max(per_seed[s]["peak_rss_mb"] for s in seeds))}
+                   "peak_rss_mb": float(max(per_seed[s]["peak_rss_mb"] for s in seeds))}
             if "n_tokens" in per_seed[seeds[0]]:
                 row["n_tokens"] = per_seed[seeds[0]]["n_tokens"]
                 row["steps"] = per_seed[seeds[0]]["steps"]
@@ -388,7 +383,7 @@ def main(argv=None):
         "fit_seconds: wall time of one fit, one torch thread per worker, "
         f"{args.n_jobs} worker(s) on a machine shared with other jobs (contention varies "
         "during the run; the fit-time ratio pairs fits of the same seed and setting). "
-        "peak_memory_mb: the worker's peak resident set size (torch's allocator included).",
+        "peak_rss_mb: the worker's peak resident set size (torch's allocator included).",
         "The seed-to-seed spread of the transformers is several points at this budget; "
         "read the deltas with their sd and sign counts.",
     ]

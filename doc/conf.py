@@ -7,6 +7,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+# the benchmark pages are rendered by benchmarks/_common.py (checkout only, not in the package)
+sys.path.insert(1, str(HERE.parent / "benchmarks"))
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 # examples use IterativeImputer: sphinx-gallery resolves its name only once it is enabled
@@ -83,7 +85,7 @@ def _escape(text):
 
 
 def _list_table(rows, columns, headers=None):
-    from sklearn_icml26.utils._benchmark import format_cell
+    from _common import format_cell
 
     def cell(value):
         return _escape(format_cell(value))
@@ -120,7 +122,7 @@ def _write_benchmarks_page():
     results are not committed yet), so user-guide pages can ``.. include:: ../_bench/<name>.rst``
     and no number is ever copied by hand.
     """
-    from sklearn_icml26.utils._benchmark import (
+    from _common import (
         RESULTS_DIR,
         TARGET_COLUMNS,
         TARGET_HEADERS,

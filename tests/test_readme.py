@@ -28,3 +28,18 @@ def test_quickstart_prints_what_the_readme_says():
     printed = f"{ast.literal_eval(params + '}')} {float(score):.2f}"
     claimed = re.search(r"`(\{'damping': [^`]*\} -?\d\.\d\d)`", quick).group(1)
     assert printed == claimed
+
+
+def test_commands_in_the_docs_exist():
+    """Every ``python -m sklearn_icml26 <command>`` the docs name is a command of the CLI, and
+    the benchmarks are run with ``python benchmarks/run.py`` (they are not in the package)."""
+    from sklearn_icml26.__main__ import build_parser
+
+    root = README.parent
+    commands = set(build_parser()._subparsers._group_actions[0].choices) - {"benchmark"}
+    for path in [README, root / "CONTRIBUTING.md", root / "benchmarks" / "README.md"]:
+        text = path.read_text(encoding="utf-8")
+        for command in re.findall(r"python -m sklearn_icml26 ([a-z][a-z-]*)", text):
+            assert command in commands, f"{path.name}: python -m sklearn_icml26 {command}"
+    assert "python benchmarks/run.py render" in README.read_text(encoding="utf-8")
+    assert (root / "benchmarks" / "run.py").is_file()

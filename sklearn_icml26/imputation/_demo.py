@@ -66,7 +66,7 @@ def run_demo(data_home=None, verbose=1, fast=False):
         print(f"[neuromamba demo] fitting {ours} on {dataset} ...", flush=True)
     start = time.perf_counter()
     imp = NeuroMambaImputer(feature_groups=groups, seasonal_period=24,
-                            max_epochs=2 if fast else 15, random_state=0)
+                            max_epochs=2 if fast else 15, random_state=0, verbose=verbose)
     results[ours] = mae(imp.fit_transform(Xc))
     seconds[ours] = time.perf_counter() - start
     scaler = StandardScaler().fit(Xc)

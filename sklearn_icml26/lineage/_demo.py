@@ -5,6 +5,7 @@ import time
 import numpy as np
 
 from ..utils._demo_rows import demo_row, demo_table
+from ..utils._threads import torch_threads
 
 __all__ = ["run_demo"]
 
@@ -44,7 +45,6 @@ def run_demo(data_home=None, verbose=1, fast=False):
     >>> from sklearn_icml26.lineage._demo import run_demo
     >>> table = run_demo(fast=True, verbose=0)  # doctest: +SKIP
     """
-    import torch
     from sklearn.cluster import AgglomerativeClustering
     from sklearn.model_selection import train_test_split
 
@@ -67,17 +67,13 @@ def run_demo(data_home=None, verbose=1, fast=False):
     if verbose:
         print(f"[hdtree demo] fitting HDTreeLineage ({'40 epochs' if fast else 'defaults'}) "
               f"on {N_CELLS:,} of Paul15's {len(data.target):,} cells ...", flush=True)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with torch_threads(1):
         genes = make_count_pipeline().fit_transform(counts)
         Z = make_count_pipeline(n_pca=30).fit_transform(counts)
         start = time.perf_counter()
         model = HDTreeLineage(n_clusters=7, max_epochs=40 if fast else 300, random_state=0,
                               verbose=verbose).fit(genes, root_mask=root_mask)
         seconds = time.perf_counter() - start
-    finally:
-        torch.set_num_threads(threads)
     names = list(data.target_names)
     ward = AgglomerativeClustering(linkage="ward", n_clusters=7, compute_full_tree=True).fit(Z)
     ward_dp = dendrogram_purity(y, *dendrogram_from_children(ward.children_, len(Z), 7))

@@ -18,10 +18,14 @@ __all__ = ["SentenceEmbedder", "check_texts"]
 
 _MINILM_DIM = 384
 _MAX_WORD_PIECES = 256
-# process-local caches: the loaded models (keyed by path and device) and the per-text vectors
-# (keyed by the embedding configuration, then the text's SHA-1); neither is ever pickled
-_MODELS = {}
-_TEXT_CACHES = {}
+# process-local caches, both bounded LRUs (most recently used last) that
+# SentenceEmbedder.clear_cache() empties: the loaded models (keyed by path and device; at most
+# _MAX_MODELS) and the per-text vectors (keyed by the embedding configuration, at most
+# _MAX_CONFIGS of them, then by the text's SHA-1, at most cache_size each); never pickled
+_MODELS = OrderedDict()
+_MAX_MODELS = 2
+_TEXT_CACHES = OrderedDict()
+_MAX_CONFIGS = 16
 _LOCK = threading.Lock()
 
 
@@ -89,7 +93,33 @@ def _load_minilm(path, device):
             model = SentenceTransformer(str(path), device=device, local_files_only=True)
             model.max_seq_length = _MAX_WORD_PIECES
             _MODELS[key] = model
+            while len(_MODELS) > _MAX_MODELS:
+                _MODELS.popitem(last=False)
+        else:
+            _MODELS.move_to_end(key)
     return model
+
+
+def _text_cache(key):
+    """The vector store of one configuration (call with ``_LOCK`` held); bounded LRU."""
+    store = _TEXT_CACHES.get(key)
+    if store is None:
+        store = _TEXT_CACHES[key] = OrderedDict()
+        while len(_TEXT_CACHES) > _MAX_CONFIGS:
+            _TEXT_CACHES.popitem(last=False)
+    else:
+        _TEXT_CACHES.move_to_end(key)
+    return store
+
+
+def _vectorizer_digest(vectorizer):
+    """SHA-256 of a fitted TF-IDF vectorizer's vocabulary and idf weights (its vectors)."""
+    digest = hashlib.sha256()
+    for term, index in sorted(vectorizer.vocabulary_.items()):
+        digest.update(f"{index}\x00{term}\x00".encode())
+    digest.update(np.ascontiguousarray(vectorizer.idf_, dtype=np.float64).tobytes())
+    digest.update(repr(sorted(vectorizer.get_params().items())).encode())
+    return digest.hexdigest()
 
 
 def _minilm_available():
@@ -122,7 +152,8 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
     (384 dimensions, never contacting a model hub); ``"hashing"`` is a stateless, data-independent
     bag of words (no download, no fit) used when the model is not installed; ``"tfidf"`` is a
     sublinear TF-IDF fitted on the texts given to :meth:`fit`. Rows are L2-normalised (zero rows
-    stay zero). Vectors of already-seen texts come from a process-local LRU cache.
+    stay zero). Vectors of already-seen texts come from a process-local LRU cache
+    (:meth:`clear_cache` empties it).
 
     Parameters
     ----------
@@ -163,6 +194,9 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
         The model folder (``"minilm"``), else None.
     vectorizer_ : TfidfVectorizer
         The fitted vectorizer (``"tfidf"`` only).
+    vectorizer_digest_ : str
+        SHA-256 of the fitted vocabulary and idf weights (``"tfidf"`` only); it keys the
+        vector cache, so that a refit on other texts never reads another vocabulary's vectors.
 
     See Also
     --------
@@ -287,11 +321,14 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
             self.vectorizer_ = TfidfVectorizer(sublinear_tf=True).fit(
                 [self.prefix + t for t in texts])
             self.n_features_out_ = len(self.vectorizer_.vocabulary_)
+            self.vectorizer_digest_ = _vectorizer_digest(self.vectorizer_)
         self.backend_ = backend
         return self
 
     def _config_key(self):
-        extra = id(self.vectorizer_) if self.backend_ == "tfidf" else self.n_hash_features
+        # the TF-IDF vectors are those of the fitted vocabulary: key by its content (an id()
+        # of the vectorizer could be reused by a later fit's vectorizer)
+        extra = self.vectorizer_digest_ if self.backend_ == "tfidf" else self.n_hash_features
         return (self.backend_, self.model_path_, self.device, self.prefix, bool(self.normalize),
                 extra)
 
@@ -349,7 +386,7 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
             return self._encode(texts).astype(dtype, copy=False)
         key = self._config_key()
         with _LOCK:
-            store = _TEXT_CACHES.setdefault(key, OrderedDict())
+            store = _text_cache(key)
         digests = [hashlib.sha1(t.encode("utf-8")).hexdigest() for t in texts]
         out = np.empty((len(texts), self.n_features_out_), dtype=np.float64)
         todo = {}
@@ -371,6 +408,23 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
                 while len(store) > self.cache_size:
                     store.popitem(last=False)
         return out.astype(dtype, copy=False)
+
+    @staticmethod
+    def clear_cache():
+        """Empty the process-local caches of every SentenceEmbedder: vectors and loaded models.
+
+        The caches are bounded (``cache_size`` vectors per configuration, the 16 most recent
+        configurations, the 2 most recent MiniLM models); this frees them at once. Later
+        transforms encode again.
+
+        Examples
+        --------
+        >>> from sklearn_icml26.memory import SentenceEmbedder
+        >>> SentenceEmbedder.clear_cache()
+        """
+        with _LOCK:
+            _TEXT_CACHES.clear()
+            _MODELS.clear()
 
     def preload_cache(self, texts, vectors):
         """Put known vectors of texts into the process-local cache (e.g. saved from a run).
@@ -401,7 +455,7 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
             raise ValueError(f"vectors must have shape ({len(texts)}, {self.n_features_out_}); "
                              f"got {V.shape}")
         with _LOCK:
-            store = _TEXT_CACHES.setdefault(self._config_key(), OrderedDict())
+            store = _text_cache(self._config_key())
             for t, row in zip(texts, V, strict=True):
                 store[hashlib.sha1(t.encode("utf-8")).hexdigest()] = row.copy()
         return self

@@ -8,16 +8,17 @@ beyond the largest achievable value and the greedy policies' returns.
 import time
 import warnings
 
-import torch
 from sklearn.exceptions import ConvergenceWarning
 
 from ..datasets import evaluate_offline_rl_policy, make_offline_rl_dataset
 from ..utils._demo_rows import demo_row, demo_table
+from ..utils._threads import single_threaded
 from ._offline_q import OfflineQRegressor
 
 __all__ = ["run_demo"]
 
 
+@single_threaded
 def run_demo(data_home=None, verbose=1, fast=False):
     """Collapse of an Adam-trained TD critic and AdamO's correction of it.
 
@@ -42,7 +43,6 @@ def run_demo(data_home=None, verbose=1, fast=False):
     >>> from sklearn_icml26.optim._demo import run_demo
     >>> table = run_demo(verbose=0, fast=True)  # doctest: +SKIP
     """
-    torch.set_num_threads(1)
     n, hidden, steps = (10_000, (128, 128), 400) if fast else (10_000, (256, 256), 1000)
     data = make_offline_rl_dataset(n_transitions=n, random_state=0)
     dataset = f"pointmass narrow eps=0.1, {n} transitions, no target network"

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..datasets import make_pde_collocation
 from ..utils._demo_rows import demo_row, demo_table
+from ..utils._threads import single_threaded
 from ._influence import PINNInfluence
 from ._pinn import PINNRegressor
 from ._problems import heat_1d
@@ -23,6 +24,7 @@ def _grid(n):
     return np.c_[xs.ravel(), ts.ravel()]
 
 
+@single_threaded
 def run_demo(data_home=None, verbose=1, fast=False):
     """Good vs failed heat PINN: relative L2, residual map and influence diagnostics.
 
@@ -48,9 +50,6 @@ def run_demo(data_home=None, verbose=1, fast=False):
     >>> from sklearn_icml26.pinn._demo import run_demo
     >>> table = run_demo(verbose=0, fast=True)  # doctest: +SKIP
     """
-    import torch
-
-    torch.set_num_threads(1)
     problem = heat_1d()
     if fast:
         good_pts, hidden, adam, lbfgs, arnoldi = (200, 20, 20), (16, 16), 300, 100, (60, 20)
@@ -65,8 +64,8 @@ def run_demo(data_home=None, verbose=1, fast=False):
                   flush=True)
         X = make_pde_collocation(problem, *pts, random_state=0)
         start = time.perf_counter()
-        pinn = PINNRegressor(problem, hidden_layer_sizes=hidden, n_iter_adam=adam,
-                             n_iter_lbfgs=lbfgs, random_state=0).fit(X)
+        pinn = PINNRegressor(problem, hidden_layer_sizes=hidden, max_epochs=adam,
+                             max_iter=lbfgs, random_state=0).fit(X)
         inf = PINNInfluence(pinn, hessian="arnoldi", arnoldi_dim=arnoldi[0],
                             projection_dim=arnoldi[1]).fit()
         D, share = inf.directionality(diag)

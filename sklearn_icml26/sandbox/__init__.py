@@ -10,7 +10,7 @@
 
 from ._cache import EnvironmentCache, default_cache_root, tree_digest
 from ._call import run_in_sandbox
-from ._joblib_backend import SandboxBackend
+from ._joblib_backend import SandboxBackend, _register_lazily
 from ._limits import SandboxLimits
 from ._sandbox import (
     Change,
@@ -39,3 +39,6 @@ __all__ = [
     "sandbox_available",
     "tree_digest",
 ]
+
+# joblib registers the backend "sandbox" the first time it is asked for by name
+_register_lazily()

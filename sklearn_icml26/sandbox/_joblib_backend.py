@@ -193,4 +193,24 @@ class SandboxBackend(ThreadingBackend):
         return SequentialBackend(nesting_level=self.nesting_level + 1), None
 
 
-joblib.register_parallel_backend("sandbox", SandboxBackend)
+
+def register_sandbox_backend():
+    """Register the joblib backend ``"sandbox"`` (idempotent).
+
+    Not needed in ordinary use: importing :mod:`sklearn_icml26.sandbox` only tells joblib how
+    to register the backend the first time ``"sandbox"`` is asked for by name
+    (``joblib.parallel_config(backend="sandbox")``, ``Parallel(backend="sandbox")``), so that no
+    import of the package changes joblib's registry.
+    """
+    joblib.register_parallel_backend("sandbox", SandboxBackend)
+
+
+def _register_lazily():
+    """Let joblib register ``"sandbox"`` on its first use by name, not at import."""
+    from joblib import parallel
+
+    external = getattr(parallel, "EXTERNAL_BACKENDS", None)
+    if isinstance(external, dict):
+        external.setdefault("sandbox", register_sandbox_backend)
+    else:  # pragma: no cover - a joblib without the lazy hook: register now
+        register_sandbox_backend()

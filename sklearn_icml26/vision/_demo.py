@@ -7,17 +7,18 @@ with an RBF support vector machine as context.
 
 import math
 
-import torch
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 from sklearn.svm import SVC
 
 from ..utils._demo_rows import anchor_rows, demo_table, timed_fits
+from ..utils._threads import single_threaded
 from ._violin import ViolinViTClassifier
 
 __all__ = ["run_demo"]
 
 
+@single_threaded
 def run_demo(data_home=None, verbose=1, fast=False):
     """Test accuracy of VIOLIN against the plain ViT and an SVC on 10 % of the digits.
 
@@ -41,7 +42,6 @@ def run_demo(data_home=None, verbose=1, fast=False):
     >>> from sklearn_icml26.vision._demo import run_demo
     >>> table = run_demo(verbose=0, fast=True)  # doctest: +SKIP
     """
-    torch.set_num_threads(1)
     digits = load_digits()
     X, y = digits.data / 16.0, digits.target
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from sklearn_icml26.utils._benchmark import load_benchmark
+from _common import load_benchmark  # benchmarks/, on the path (setup.cfg)
 
 
 @pytest.fixture(scope="module")

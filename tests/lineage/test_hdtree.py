@@ -687,7 +687,7 @@ def test_guard_is_n_neighbors_rows():
 
 
 def test_bench_cut_bound_is_the_best_cut_of_the_tree():
-    from sklearn_icml26.utils._benchmark import load_benchmark
+    from _common import load_benchmark
 
     bench = load_benchmark("hdtree")
     paths, emb, y = _guard_tree_spec()
@@ -727,7 +727,7 @@ def test_bench_class_purity_averages_to_dendrogram_purity():
     # 0 -> {1, 2}, 1 -> {3, 4} with rows [3, 3, 4, 4, 4, 2] and y [0, 0, 0, 1, 1, 2]:
     # class 0 pairs (6 with repetition): 3 under node 3 (share 1), the self pair of the
     # third row under node 4 (1/3), 2 under node 1 (3/5)
-    from sklearn_icml26.utils._benchmark import load_benchmark
+    from _common import load_benchmark
 
     bench = load_benchmark("hdtree")
     parent = np.array([-1, 0, 0, 1, 1])

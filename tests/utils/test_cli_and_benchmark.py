@@ -9,7 +9,13 @@ import pytest
 
 from sklearn_icml26 import __main__ as cli
 from sklearn_icml26.utils import _registry
-from sklearn_icml26.utils._benchmark import markdown_table, measure, write_results
+
+from _common import (  # benchmarks/_common.py (setup.cfg puts benchmarks/ on the path)
+    BENCHMARK_DIR,
+    markdown_table,
+    measure,
+    write_results,
+)
 
 
 def _fake_demo(data_home=None, verbose=1, fast=False):
@@ -45,10 +51,77 @@ def test_demo_table_and_missing_data_goes_on(fake_demos, capsys):
     assert "missing file(s) a.csv" in capsys.readouterr().err
 
 
-def test_demo_command_prints_markdown(fake_demos, capsys):
+def test_demo_command_prints_a_table(fake_demos, capsys):
     assert cli.main(["demo", "ok"]) == 0
-    out = capsys.readouterr().out
-    assert "| method" in out and "0.9" in out
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert lines[0] == "dataset: D"
+    assert lines[1].split() == ["method", "metric", "value", "anchor", "anchor_value", "seconds"]
+    assert lines[3].split() == ["M", "acc", "0.9", "A", "0.8", "1"]
+    # progress goes to stderr: which demo starts, and how long it took
+    assert "[demo 1/1] ok: works ..." in captured.err and "[demo 1/1] ok: " in captured.err
+
+
+def test_demo_table_fits_in_100_columns_with_long_names():
+    long = {"method": "ViolinViTClassifier(mask=None, something=else)",
+            "dataset": "paul15 (700 of 2,660 cells), a class-stratified sample, seed 0, more",
+            "metric": "locality (other conversations rejected)", "value": 0.123456,
+            "anchor": "diffusion pseudotime recipe (scanpy)", "anchor_value": 12345.678,
+            "seconds": 123.4}
+    words = {"method": "LongitudinalRegressionAdjuster", "dataset": "BtheB bdi.2m",
+             "metric": "effect", "value": -2.685, "seconds": 1.8, "anchor_value": -2.817,
+             "anchor": "Lin (HC2), completers only (97 of 100 units)"}
+    text = cli.format_demo_table(pd.DataFrame([long, words]))
+    assert max(map(len, text.splitlines())) <= 100
+    assert "LongitudinalRegressionAdjuster" in text  # a word that fits is not broken
+    flat = " ".join(text.split())
+    for word in ("ViolinViTClassifier(", "conversations", "0.1235", "1.235e+04"):
+        assert word in flat
+
+
+def test_demos_run_single_threaded_and_restore_the_thread_counts(monkeypatch):
+    torch = pytest.importorskip("torch")
+    from threadpoolctl import threadpool_info
+
+    seen = {}
+
+    def threads_demo(data_home=None, verbose=1, fast=False):
+        seen["torch"] = torch.get_num_threads()
+        seen["pools"] = {p["num_threads"] for p in threadpool_info()}
+        return _fake_demo()
+
+    monkeypatch.setattr(cli, "DEMOS", {"t": _registry.Demo("t", "threads", "d",
+                                                           f"{__name__}:_threads_demo")})
+    monkeypatch.setitem(globals(), "_threads_demo", threads_demo)
+    before = torch.get_num_threads()
+    pools_before = [p["num_threads"] for p in threadpool_info()]
+    torch.set_num_threads(2)
+    try:
+        cli.run_demos(["t"], verbose=0)
+        assert seen["torch"] == 1 and seen["pools"] <= {1}
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    assert [p["num_threads"] for p in threadpool_info()] == pools_before
+
+
+def test_single_threaded_restores_torch_threads_even_on_error():
+    torch = pytest.importorskip("torch")
+    from sklearn_icml26.utils._threads import single_threaded
+
+    @single_threaded
+    def boom():
+        assert torch.get_num_threads() == 1
+        raise RuntimeError("x")
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with pytest.raises(RuntimeError):
+            boom()
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_demo_table_has_a_legend_with_each_metric_direction(fake_demos, capsys):
@@ -82,11 +155,30 @@ def test_demo_command_fails_when_no_demo_could_run(fake_demos, capsys):
     assert "No demo could run" in capsys.readouterr().err
 
 
-def test_unknown_demo_and_benchmark_are_errors(fake_demos):
+def test_unknown_demo_is_an_error(fake_demos):
     with pytest.raises(SystemExit, match="Unknown demo"):
         cli.main(["demo", "nope"])
-    with pytest.raises(SystemExit, match="Unknown benchmark"):
-        cli.main(["benchmark", "nope"])
+
+
+@pytest.mark.parametrize("argv", [["benchmark"], ["benchmark", "all", "--quick"],
+                                  ["benchmark", "render"], ["benchmark", "--help"]])
+def test_benchmark_command_points_to_the_checkout_script(argv, capsys):
+    """Benchmarks are not in the installed package: the command says where they are."""
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "python benchmarks/run.py NAME|all [--quick]" in err
+    assert "python benchmarks/run.py render" in err
+
+
+def test_benchmark_runner_lists_runs_and_rejects_unknown_names(capsys):
+    import run
+
+    assert run.main(["--list"]) == 0
+    listed = capsys.readouterr().out
+    assert "ese" in listed and "skewd" in listed
+    with pytest.raises(SystemExit):
+        run.main(["nope"])
+    assert "unknown benchmark ['nope']" in capsys.readouterr().err
 
 
 def test_registered_demos_point_to_functions():
@@ -128,23 +220,26 @@ def test_result_file_shape(tmp_path):
     m = measure(allocate_and_wait)
     assert m.result == 2.0**20
     assert m.seconds >= 0.05
-    assert 8.0 <= m.peak_memory_mb < 64.0
+    assert m.memory == "traced" and 8.0 <= m.peak_mb < 64.0
     m = measure(sum, range(1000))
-    assert m.result == sum(range(1000)) and m.peak_memory_mb < 1.0
-    rows = [{"dataset": "d", "method": "m", "score": 0.5, "fit_seconds": m.seconds,
-             "peak_memory_mb": m.peak_memory_mb}]
+    assert m.result == sum(range(1000)) and m.peak_mb < 1.0
+    rows = [{"dataset": "d", "method": "m", "score": 0.5, **m.columns()}]
+    assert set(rows[0]) == {"dataset", "method", "score", "fit_seconds", "peak_traced_mb"}
     path = write_results("toy", rows, quick=True, path=tmp_path / "toy.json")
     payload = json.loads(path.read_text())
     assert payload["benchmark"] == "toy" and payload["quick"] is True
     assert payload["rows"] == rows and payload["machine"]["cpu_count"] >= 1
     with pytest.raises(ValueError, match="'dataset' and 'method'"):
         write_results("toy", [{"method": "m"}], quick=True, path=tmp_path / "bad.json")
+    with pytest.raises(ValueError, match="does not say which memory"):
+        write_results("toy", [{"dataset": "d", "method": "m", "peak_memory_mb": 1.0}],
+                      quick=True, path=tmp_path / "bad.json")
     table = markdown_table(rows)
     assert table.splitlines()[0].startswith("| dataset | method | score")
 
 
 def test_targets_table_shows_the_spec_key_as_goal():
-    from sklearn_icml26.utils._benchmark import render_tables
+    from _common import render_tables
 
     targets = [{"target": "accuracy", "spec": ">= 0.8", "measured": 0.9, "met": True}]
     payload = {"machine": {"cpu_count": 2}, "rows": [{"dataset": "d", "method": "m"}],
@@ -158,13 +253,15 @@ def test_targets_table_shows_the_spec_key_as_goal():
 
 
 def test_committed_results_have_the_shared_shape():
-    for path in sorted(cli.BENCHMARK_DIR.glob("results/*.json")):
+    for path in sorted(BENCHMARK_DIR.glob("results/*.json")):
         if path.stem.endswith("_quick"):  # local --quick runs, not committed
             continue
         payload = json.loads(path.read_text())
         assert set(payload) >= {"benchmark", "quick", "machine", "rows"}, path
         assert path.stem == payload["benchmark"] and payload["quick"] is False, path
         assert all({"dataset", "method"} <= set(row) for row in payload["rows"]), path
+        # memory is recorded under the name of what was measured, never one name for both
+        assert not any("peak_memory_mb" in row for row in payload["rows"]), path
 
 
 def test_show_versions(capsys, monkeypatch):
@@ -184,13 +281,13 @@ def test_show_versions(capsys, monkeypatch):
 
 
 def test_readme_tables_match_committed_results(tmp_path):
-    from sklearn_icml26.utils._benchmark import update_readme
+    from _common import update_readme
 
-    readme = cli.BENCHMARK_DIR.parent / "README.md"
+    readme = BENCHMARK_DIR.parent / "README.md"
     copy = tmp_path / "README.md"
     copy.write_text(readme.read_text())
     assert not update_readme(copy), (
-        "README benchmark tables are stale: run `python -m sklearn_icml26 benchmark render`"
+        "README benchmark tables are stale: run `python benchmarks/run.py render`"
     )
 
 
@@ -239,7 +336,7 @@ def test_plot_benchmark_draws_the_mean_of_each_method_per_dataset():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from sklearn_icml26.utils._benchmark import plot_benchmark
+    from _common import plot_benchmark
 
     payload = {"rows": [
         {"dataset": "a", "method": "ours", "score": 0.5, "fit_seconds": 9.0},
@@ -259,3 +356,32 @@ def test_plot_benchmark_draws_the_mean_of_each_method_per_dataset():
     assert ax.get_xlabel().startswith("score")
     assert plot_benchmark("toy", {"rows": [{"dataset": "a", "method": "m", "x": 1}]}) is None
     plt.close("all")
+
+
+def test_measure_names_the_memory_it_measured_and_the_loop_runs_every_arm():
+    from _common import MEMORY_COLUMNS, Arm, run_arms, target
+
+    m = measure(sum, range(10), memory="rss")
+    assert m.columns() == {"fit_seconds": m.seconds, "peak_rss_mb": m.peak_mb}
+    assert m.peak_mb > 1.0  # the process's resident high-water mark, not the call's heap
+    assert measure(sum, range(10), memory=None).columns("s") == {"s": pytest.approx(0, abs=1)}
+    assert sorted(MEMORY_COLUMNS.values()) == ["peak_rss_mb", "peak_traced_mb"]
+    with pytest.raises(ValueError, match="memory must be one of"):
+        measure(sum, [], memory="heap")
+    arms = [Arm("ours", lambda d: {"score": sum(d)}, extra={"k": 1}),
+            Arm("anchor", lambda d: {"score": 0}, anchor=True)]
+    rows = run_arms(arms, {"a": [1, 2], "b": [5]}, log=None)
+    assert [(r["dataset"], r["method"], r["anchor"], r["score"]) for r in rows] == [
+        ("a", "ours", False, 3), ("a", "anchor", True, 0),
+        ("b", "ours", False, 5), ("b", "anchor", True, 0)]
+    assert rows[0]["k"] == 1 and "peak_traced_mb" in rows[0] and "fit_seconds" in rows[0]
+    def broken(data):
+        raise RuntimeError("no GPU")
+
+    rows = run_arms([Arm("anchor", broken, anchor=True)], {"a": [1]}, log=None)
+    assert rows == [{"dataset": "a", "method": "anchor", "anchor": True,
+                     "error": "RuntimeError: no GPU"}]
+    with pytest.raises(RuntimeError, match="no GPU"):
+        run_arms([Arm("ours", broken)], {"a": [1]}, log=None)
+    assert target("t", ">= 1", 2, 2 >= 1) == {"target": "t", "spec": ">= 1", "measured": 2,
+                                              "met": True}

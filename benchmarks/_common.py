@@ -1,10 +1,25 @@
-"""Shared plumbing of ``benchmarks/bench_*.py``: timing, peak memory, the result file, tables.
+"""The benchmark protocol shared by ``benchmarks/bench_*.py`` (run from the source checkout).
 
-Every benchmark writes ``benchmarks/results/<name>.json`` in one shape::
+Not part of the installed package: the scripts import it as a sibling module
+(``from _common import ...``) when run as ``python benchmarks/bench_<name>.py``, and
+``python benchmarks/run.py`` runs them. One protocol for every benchmark:
+
+* **arms** (:class:`Arm`): a method or an anchor, a name and a callable, run by one loop
+  (:func:`run_arms`) over the data sets a script loads;
+* **measure** (:func:`measure`): wall time and peak memory of one call, recording WHICH memory
+  it measured under its own column: ``peak_traced_mb`` (Python-level allocations traced by
+  :mod:`tracemalloc`, numpy included, torch's CPU allocator not) or ``peak_rss_mb`` (the
+  process's maximum resident set size so far, ``ru_maxrss``: a high-water mark of the whole
+  process, not of the call alone);
+* **targets** (:func:`target`): ``{"target", "spec", "measured", "met"}``, the README's summary;
+* **results**: :func:`write_results` writes ``benchmarks/results/<name>.json`` in one shape::
 
     {"benchmark": "<name>", "quick": false, "machine": {...},
      "rows": [{"dataset": "...", "method": "...", "<metric>": value, ...,
-               "fit_seconds": s, "peak_memory_mb": m}]}
+               "fit_seconds": s, "peak_traced_mb" or "peak_rss_mb": m}]}
+
+  and :func:`update_readme` (``python benchmarks/run.py render``) regenerates the README's
+  tables from the committed files.
 """
 
 import argparse
@@ -12,25 +27,34 @@ import importlib.util
 import json
 import os
 import platform
+import resource
 import time
 import tracemalloc
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Measurement", "benchmark_parser", "format_cell", "load_benchmark", "machine_info",
-           "markdown_table", "measure",
-           "use_workspace_data_home", "write_results"]
+__all__ = ["Arm", "MEMORY_COLUMNS", "Measurement", "benchmark_parser", "format_cell",
+           "load_benchmark", "load_results", "machine_info", "markdown_table", "measure",
+           "peak_rss_mb", "plot_benchmark", "render_tables", "run_arms", "target",
+           "update_readme", "use_workspace_data_home", "write_results"]
 
-RESULTS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+BENCHMARK_DIR = Path(__file__).resolve().parent
+RESULTS_DIR = BENCHMARK_DIR / "results"
+REPOSITORY = BENCHMARK_DIR.parent
 # the columns of a targets table and their displayed headers (the ``spec`` key is the goal)
 TARGET_COLUMNS = ["target", "spec", "measured", "met"]
 TARGET_HEADERS = {"spec": "goal"}
+# which memory a row measured -> its column: never one name for two measures
+MEMORY_COLUMNS = {"traced": "peak_traced_mb", "rss": "peak_rss_mb"}
+
+
+def available_benchmarks():
+    """Names of the ``bench_<name>.py`` scripts in this folder, sorted."""
+    return sorted(p.stem.removeprefix("bench_") for p in BENCHMARK_DIR.glob("bench_*.py"))
 
 
 def load_benchmark(name, module_name=None):
-    """Import ``benchmarks/bench_<name>.py`` of the source checkout as a module.
-
-    For tests of a benchmark's helpers: the scripts are not part of the installed package.
+    """Import ``benchmarks/bench_<name>.py`` as a module (for tests of a benchmark's helpers).
 
     Parameters
     ----------
@@ -47,12 +71,12 @@ def load_benchmark(name, module_name=None):
     Raises
     ------
     FileNotFoundError
-        If the script is not in the checkout's ``benchmarks/`` folder.
+        If there is no such script in ``benchmarks/``.
     """
-    path = RESULTS_DIR.parent / f"bench_{name}.py"
+    path = BENCHMARK_DIR / f"bench_{name}.py"
     if not path.is_file():
-        raise FileNotFoundError(f"no benchmark {name!r}: {path} does not exist (benchmarks "
-                                "live in the source checkout).")
+        raise FileNotFoundError(f"no benchmark {name!r}: {path} does not exist; available: "
+                                f"{available_benchmarks()}.")
     spec = importlib.util.spec_from_file_location(module_name or f"bench_{name}_under_test",
                                                   path)
     module = importlib.util.module_from_spec(spec)
@@ -60,20 +84,39 @@ def load_benchmark(name, module_name=None):
     return module
 
 
+def peak_rss_mb():
+    """The process's maximum resident set size so far (``ru_maxrss``), in MiB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 @dataclass
 class Measurement:
-    """What :func:`measure` returns: the call's result, its wall time and its peak memory."""
+    """What :func:`measure` returns: the call's result, its wall time and its peak memory.
+
+    ``memory`` says which memory ``peak_mb`` is (``"traced"``, ``"rss"`` or None when not
+    measured); :meth:`columns` gives the row entries under that memory's own column name.
+    """
 
     result: object
     seconds: float
-    peak_memory_mb: float
+    memory: str | None
+    peak_mb: float | None
+
+    @property
+    def memory_column(self):
+        """``peak_traced_mb`` or ``peak_rss_mb`` (None when no memory was measured)."""
+        return MEMORY_COLUMNS.get(self.memory)
+
+    def columns(self, seconds="fit_seconds"):
+        """``{seconds: ..., "peak_traced_mb" | "peak_rss_mb": ...}`` for a result row."""
+        out = {seconds: self.seconds}
+        if self.memory is not None:
+            out[self.memory_column] = self.peak_mb
+        return out
 
 
-def measure(func, *args, **kwargs):
-    """Call ``func(*args, **kwargs)`` and record its wall time and peak traced memory.
-
-    Peak memory is the peak of Python-level allocations traced by :mod:`tracemalloc` (numpy
-    arrays included; torch's own CPU allocator is not traced), in MiB.
+def measure(func, *args, memory="traced", **kwargs):
+    """Call ``func(*args, **kwargs)`` and record its wall time and its peak memory.
 
     Parameters
     ----------
@@ -81,23 +124,126 @@ def measure(func, *args, **kwargs):
         What to measure.
     *args, **kwargs
         Passed to ``func``.
+    memory : {"traced", "rss"} or None, default="traced"
+        Which memory: ``"traced"``, the peak of Python-level allocations traced by
+        :mod:`tracemalloc` during the call (numpy arrays included; torch's own CPU allocator
+        is not traced; tracing slows Python-heavy code); ``"rss"``, the process's maximum
+        resident set size after the call (a high-water mark since the process started);
+        None, time only.
 
     Returns
     -------
     measurement : Measurement
-        ``result``, ``seconds`` and ``peak_memory_mb``.
+        ``result``, ``seconds``, ``memory`` and ``peak_mb`` (MiB).
     """
+    if memory not in (None, *MEMORY_COLUMNS):
+        raise ValueError(f"memory must be one of {sorted(MEMORY_COLUMNS)} or None; "
+                         f"got {memory!r}.")
+    if memory != "traced":
+        start = time.perf_counter()
+        result = func(*args, **kwargs)
+        seconds = time.perf_counter() - start
+        return Measurement(result, seconds, memory, peak_rss_mb() if memory else None)
     tracing = tracemalloc.is_tracing()
     if not tracing:
         tracemalloc.start()
     tracemalloc.reset_peak()
     start = time.perf_counter()
-    result = func(*args, **kwargs)
-    seconds = time.perf_counter() - start
-    _, peak = tracemalloc.get_traced_memory()
-    if not tracing:
-        tracemalloc.stop()
-    return Measurement(result, seconds, peak / 2**20)
+    try:
+        result = func(*args, **kwargs)
+        seconds = time.perf_counter() - start
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        if not tracing:
+            tracemalloc.stop()
+    return Measurement(result, seconds, "traced", peak / 2**20)
+
+
+@dataclass
+class Arm:
+    """One arm of a benchmark: the method or one of its anchors.
+
+    Parameters
+    ----------
+    name : str
+        The ``method`` of its rows.
+    run : callable
+        ``run(data) -> dict`` of metrics for one data set (what the script loaded); its call
+        is measured.
+    anchor : bool, default=False
+        Whether this arm is an anchor (a tool the method's users would pick instead).
+    extra : dict
+        Entries added to each of its rows (settings worth recording).
+    """
+
+    name: str
+    run: object
+    anchor: bool = False
+    extra: dict = field(default_factory=dict)
+
+
+def run_arms(arms, datasets, *, memory="traced", seconds="fit_seconds", log=print):
+    """The one benchmark loop: every arm on every data set, measured, one row each.
+
+    Parameters
+    ----------
+    arms : list of Arm
+        The method and its anchors.
+    datasets : dict of str to object
+        Data set name -> what each arm's ``run`` receives.
+    memory : {"traced", "rss"} or None, default="traced"
+        See :func:`measure`.
+    seconds : str, default="fit_seconds"
+        Column of the wall time.
+    log : callable or None, default=print
+        Called with one line per row.
+
+    Returns
+    -------
+    rows : list of dict
+        ``{"dataset", "method", "anchor", **metrics, seconds, memory column, **extra}``; an
+        anchor that raises gets a row with its ``error`` instead (the method's error
+        propagates).
+    """
+    rows = []
+    for dataset, data in datasets.items():
+        for arm in arms:
+            base = {"dataset": dataset, "method": arm.name, "anchor": arm.anchor}
+            try:
+                m = measure(arm.run, data, memory=memory)
+            except Exception as exc:  # noqa: BLE001 - an anchor's failure is a result
+                if not arm.anchor:
+                    raise
+                rows.append({**base, "error": f"{type(exc).__name__}: {exc}", **arm.extra})
+                if log is not None:
+                    log(f"{dataset:<24} {arm.name:<32} FAILED ({rows[-1]['error']})")
+                continue
+            rows.append({**base, **dict(m.result or {}), **m.columns(seconds), **arm.extra})
+            if log is not None:
+                log(f"{dataset:<24} {arm.name:<32} {m.seconds:8.2f} s")
+    return rows
+
+
+def target(name, spec, measured, met):
+    """One target of a benchmark, in the shape :func:`write_results` and the README use.
+
+    Parameters
+    ----------
+    name : str
+        What is measured.
+    spec : str
+        The goal (``">= 0.8"``, a published value, ``"report"``).
+    measured : object
+        The measured value.
+    met : bool
+        Whether the goal is met.
+
+    Returns
+    -------
+    target : dict
+        ``{"target": name, "spec": spec, "measured": measured, "met": bool(met)}``.
+    """
+    return {"target": name, "spec": spec, "measured": measured, "met": bool(met)}
 
 
 def machine_info():
@@ -108,7 +254,7 @@ def machine_info():
     info : dict
         JSON-serialisable description of the machine.
     """
-    from ._show_versions import _versions
+    from sklearn_icml26.utils._show_versions import _versions
 
     system, deps = _versions()
     info = {
@@ -135,7 +281,9 @@ def write_results(name, rows, quick, path=None, *, targets=None, protocol=None, 
     name : str
         Benchmark name (``ese``, ``skewd``, ...).
     rows : list of dict
-        One dict per (dataset, method); must hold ``dataset`` and ``method``.
+        One dict per (dataset, method); must hold ``dataset`` and ``method``; memory goes in
+        ``peak_traced_mb`` or ``peak_rss_mb`` (a ``peak_memory_mb`` key is refused: it does not
+        say which memory it is).
     quick : bool
         Whether this was the ``--quick`` run. Quick runs go to ``<name>_quick.json`` so that
         they never overwrite the committed full results.
@@ -159,6 +307,9 @@ def write_results(name, rows, quick, path=None, *, targets=None, protocol=None, 
         missing = {"dataset", "method"} - set(row)
         if missing:
             raise ValueError(f"every row needs 'dataset' and 'method'; row {row} lacks {missing}")
+        if "peak_memory_mb" in row:
+            raise ValueError("'peak_memory_mb' does not say which memory it is: use "
+                             f"{sorted(MEMORY_COLUMNS.values())} (see measure).")
     if path is None:
         path = RESULTS_DIR / (f"{name}_quick.json" if quick else f"{name}.json")
     path = Path(path)
@@ -241,7 +392,7 @@ def use_workspace_data_home():
     data_home : str or None
         The value of ``SKLEARN_ICML26_DATA`` afterwards.
     """
-    shared = RESULTS_DIR.parents[2] / "shared" / "data"
+    shared = REPOSITORY.parent / "shared" / "data"
     if "SKLEARN_ICML26_DATA" not in os.environ and shared.is_dir():
         os.environ["SKLEARN_ICML26_DATA"] = str(shared)
     return os.environ.get("SKLEARN_ICML26_DATA")
@@ -271,7 +422,7 @@ def benchmark_parser(description):
     return parser
 
 
-README_START = "<!-- BENCHMARK TABLES: generated by `python -m sklearn_icml26 benchmark render` -->"
+README_START = "<!-- BENCHMARK TABLES: generated by `python benchmarks/run.py render` -->"
 README_END = "<!-- END BENCHMARK TABLES -->"
 
 
@@ -347,7 +498,7 @@ def update_readme(readme=None, results_dir=None):
     changed : bool
         Whether the file changed.
     """
-    path = Path(readme) if readme is not None else RESULTS_DIR.parents[1] / "README.md"
+    path = Path(readme) if readme is not None else REPOSITORY / "README.md"
     text = path.read_text()
     if README_START not in text or README_END not in text:
         raise ValueError(f"{path} lacks the benchmark markers {README_START!r} / {README_END!r}")
@@ -379,7 +530,7 @@ PLOT_SPECS = {
     "skewd": ("accuracy", [], False),
     "violin": ("accuracy", [], False),
 }
-_NOT_A_METRIC = ("seconds", "memory", "seed", "n_", "reps")
+_NOT_A_METRIC = ("seconds", "memory", "peak_", "seed", "n_", "reps")
 
 
 def _plot_spec(name, payload):
