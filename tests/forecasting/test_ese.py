@@ -37,7 +37,7 @@ from sklearn_icml26.forecasting import (
     sliding_window,
 )
 from sklearn_icml26.forecasting._demo import run_demo
-from sklearn_icml26.forecasting._ese import (
+from sklearn_icml26.forecasting._shares import (
     _coint_pvalues,
     _finalize_shares,
     _proportions,
