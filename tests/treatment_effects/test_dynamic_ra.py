@@ -835,7 +835,7 @@ def test_affine_shortcut_is_the_particle_average(monkeypatch):
     # With affine nuisances the forward simulation uses one particle driven by the mean of
     # the n_mc noise vectors; fed the per-unit means of the same draws it must reproduce the
     # n_mc-particle average exactly.
-    from sklearn_icml26.treatment_effects import _dynamic_ra as dra
+    from sklearn_icml26.treatment_effects import _simulation as dra
 
     X, y, w, _ = _linear("sequential", n=300)
     est = LongitudinalRegressionAdjuster(3, n_mc=4, cv=3, random_state=0).fit(X, y, treatment=w)
