@@ -18,7 +18,7 @@ from sklearn.pipeline import Pipeline
 
 from sklearn_icml26.datasets import make_edit_stream
 from sklearn_icml26.editing import HubnessBalancedCodebook
-from sklearn_icml26.editing._codebook import _ioa, _lens_area, _merge_target
+from sklearn_icml26.editing._index import _ioa, _lens_area, _merge_target
 from sklearn_icml26.memory import SentenceEmbedder
 from sklearn_icml26.metrics import hubness_measures
 
@@ -138,7 +138,7 @@ def test_threshold_exact_when_the_sample_is_full():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(260, 6))
     book = _fit(HubnessBalancedCodebook(reject_sample=40, reject_percentile=20, random_state=3), X)
-    samp = np.sort(book._samp[: book._samp_n])
+    samp = np.sort(book.index_.samp[: book.index_.samp_n])
     assert samp.size == 40
     D = cdist(X[samp], X[samp])
     a, b = np.triu_indices(40, 1)
