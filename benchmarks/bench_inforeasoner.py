@@ -47,7 +47,7 @@ from sklearn_icml26.retrieval import (  # noqa: E402
     SmolLM2Generator,
     TableGenerator,
 )
-from sklearn_icml26.retrieval._info_gain import _lexical  # noqa: E402
+from sklearn_icml26.retrieval._semantic_entropy import _lexical  # noqa: E402
 from sklearn_icml26.utils._benchmark import (  # noqa: E402
     benchmark_parser,
     markdown_table,

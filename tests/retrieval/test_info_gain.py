@@ -302,7 +302,7 @@ def test_lexical_is_directional():
     long = "the charity race raised awareness for mental health"
     sc = _scorer({"": ([long], [0.0])}, n_samples=1, equivalence="lexical")
     assert sc.gold_belief(Q, "mental health") == pytest.approx(1.0)  # max of both directions
-    from sklearn_icml26.retrieval._info_gain import _lexical
+    from sklearn_icml26.retrieval._semantic_entropy import _lexical
 
     M = _lexical([long, "mental health"], ["mental health", long])
     assert M[0, 0] == 1.0
