@@ -206,6 +206,17 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         gives the sweeps of any window.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Column names of ``X`` when it had string column names.
+    system_names_ : ndarray of shape (n_systems_,) of str or None
+        Column names of a pandas ``y`` (the Series name for one system), which label the
+        forecasts of a pandas ``X``; ``None`` for array targets.
+    y_ndim_ : int
+        Dimensions of ``y`` in ``fit``: forecasts are 1-D when it was 1.
+    nonnegative_ : bool
+        Whether the training windows and targets were all nonnegative; the lower ends of the
+        intervals of nonnegative forecasts are then clipped at 0.
+    sigma_floor_ : ndarray of shape (n_systems_,)
+        Smallest residual scale of each system in :meth:`predict_interval` (1e-3 times the
+        mean absolute target; 1 for an all-zero system).
 
     See Also
     --------
@@ -383,7 +394,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
             series; ``scaling`` already normalises each system inside the estimator.
         """
         _check_numeric_target(y, "float targets, one column per system")
-        self._system_names = _target_names(y)
+        system_names = _target_names(y)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64,
                              ensure_min_samples=2)
         # weight 0 is the window removed: drop it here
@@ -399,7 +410,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
                 f"in front) make them meaningless and usually worsen the forecasts. Feed the raw "
                 f"series; the `scaling` parameter already normalises each system.",
                 UserWarning, stacklevel=3)  # the caller of fit, above sklearn's _fit_context
-        self._y_1d = y.ndim == 1
+        self.system_names_, self.y_ndim_ = system_names, y.ndim
         n_systems, n_lags = _system_count(y, X.shape[1])
         if self.stop != "converge" and self.share_trend not in ("auto", 0):
             raise ValueError(f"share_trend={self.share_trend!r} needs stop='converge'; with "
@@ -497,10 +508,10 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         """
         N = X.shape[0]
         Y2 = y.reshape(-1, 1) if y.ndim == 1 else y
-        self._nonnegative = not (has_negative or bool(y.min() < 0))
-        floor = 1e-3 * np.average(Y2 if self._nonnegative else np.abs(Y2), axis=0,
+        self.nonnegative_ = not (has_negative or bool(y.min() < 0))
+        floor = 1e-3 * np.average(Y2 if self.nonnegative_ else np.abs(Y2), axis=0,
                                   weights=sample_weight)
-        self._sigma_floor = np.where(floor > 0, floor, 1.0)
+        self.sigma_floor_ = np.where(floor > 0, floor, 1.0)
         self.calibration_scores_ = None
         self.calibration_weights_ = None
         n_cal = self._calibration_rows(N, sample_weight)
@@ -603,11 +614,11 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         k = self.aggregate_lags_
         recent = W[:, :, W.shape[2] - k:]
         # windows at predict time may hold negatives although the training data did not
-        if not (self._nonnegative and recent.min(initial=0.0) >= 0):
+        if not (self.nonnegative_ and recent.min(initial=0.0) >= 0):
             recent = np.abs(recent)
         # einsum: a sum over the short last axis, faster than mean() there
         level = np.einsum("rik->ri", recent) / k
-        return np.maximum(level, self._sigma_floor)
+        return np.maximum(level, self.sigma_floor_)
 
     def _check_attributes(self, attributes, n_samples, in_fit):
         if attributes is None:
@@ -755,7 +766,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         X_in = X
         X = validate_data(self, X, reset=False, dtype=np.float64)
         y_pred = self._predict_array(X, system_attributes)
-        return _as_pandas_like(y_pred, X_in, getattr(self, "_system_names", None), self._y_1d)
+        return _as_pandas_like(y_pred, X_in, self.system_names_, self.y_ndim_ == 1)
 
     def predict_interval(self, X, coverage=0.9, system_attributes=None):
         """Forecasts with split-conformal prediction intervals for every system.
@@ -829,13 +840,13 @@ class ESERegressor(RegressorMixin, BaseEstimator):
             q = weighted_rank_value(scores, weights, rank)
         half = q[None, :] * self._sigma(self._windows(X))
         lower, upper = y_pred - half, y_pred + half
-        if self._nonnegative:  # nonnegative targets; a negative forecast keeps its lower end
+        if self.nonnegative_:  # nonnegative targets; a negative forecast keeps its lower end
             lower = np.where(y_pred >= 0, np.maximum(lower, 0.0), lower)
-        if self._y_1d:
+        if self.y_ndim_ == 1:
             lower, upper = lower[:, 0], upper[:, 0]
-        names = getattr(self, "_system_names", None)
-        return (_as_pandas_like(lower, X_in, names, self._y_1d),
-                _as_pandas_like(upper, X_in, names, self._y_1d))
+        names = self.system_names_
+        return (_as_pandas_like(lower, X_in, names, self.y_ndim_ == 1),
+                _as_pandas_like(upper, X_in, names, self.y_ndim_ == 1))
 
     def _predict_array(self, X, system_attributes):
         """Forecasts (ndarray) of validated windows."""
@@ -850,4 +861,4 @@ class ESERegressor(RegressorMixin, BaseEstimator):
                 UserWarning, stacklevel=3,
             )
         y_pred = aggregate[:, None] * e
-        return y_pred[:, 0] if self._y_1d else y_pred
+        return y_pred[:, 0] if self.y_ndim_ == 1 else y_pred

@@ -78,10 +78,17 @@ class PerSystemRegressor(RegressorMixin, BaseEstimator):
         Number of systems (columns of ``y``; 1 for 1-D ``y``).
     n_lags_ : int
         Lags per system in ``X``.
+    model_lags_ : int
+        Newest lags each system's model uses (``n_lags``, or all ``n_lags_``).
     n_features_in_ : int
         Number of columns of ``X``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Column names of ``X`` when it had string column names.
+    system_names_ : ndarray of shape (n_systems_,) of str or None
+        Column names of a pandas ``y`` (the Series name for one system), which label the
+        forecasts of a pandas ``X``; ``None`` for array targets.
+    y_ndim_ : int
+        Dimensions of ``y`` in ``fit``: forecasts are 1-D when it was 1.
 
     See Also
     --------
@@ -155,13 +162,13 @@ class PerSystemRegressor(RegressorMixin, BaseEstimator):
             If ``sample_weight`` is given and ``estimator`` does not accept it in ``fit``.
         """
         _check_numeric_target(y, "float targets, one column per system")
-        self._system_names = _target_names(y)
+        system_names = _target_names(y)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64,
                              ensure_min_samples=2)
         sample_weight, X, y = drop_zero_weights(check_sample_weight(sample_weight, X), X, y,
                                                 min_rows=2, owner="PerSystemRegressor",
                                                 what="window")
-        self._y_1d = y.ndim == 1
+        self.system_names_, self.y_ndim_ = system_names, y.ndim
         n_systems, p = _system_count(y, X.shape[1])
         if self.n_lags is not None and self.n_lags > p:
             raise ValueError(f"n_lags={self.n_lags} exceeds the {p} lags per system in X.")
@@ -175,7 +182,7 @@ class PerSystemRegressor(RegressorMixin, BaseEstimator):
         )
         self.estimators_ = [f[0] for f in fitted]
         self.scaling_ = [f[1] for f in fitted]
-        self.n_systems_, self.n_lags_, self._k = n_systems, p, k
+        self.n_systems_, self.n_lags_, self.model_lags_ = n_systems, p, k
         return self
 
     def predict(self, X):
@@ -201,7 +208,7 @@ class PerSystemRegressor(RegressorMixin, BaseEstimator):
         X_in = X
         X = validate_data(self, X, reset=False, dtype=np.float64)
         W = X.reshape(X.shape[0], self.n_systems_, self.n_lags_)
-        p, k = self.n_lags_, self._k
+        p, k = self.n_lags_, self.model_lags_
         out = np.empty((X.shape[0], self.n_systems_))
         n_bad = 0
         for i, (est, scaling) in enumerate(zip(self.estimators_, self.scaling_, strict=True)):
@@ -217,5 +224,5 @@ class PerSystemRegressor(RegressorMixin, BaseEstimator):
         if n_bad:
             warnings.warn(f"{n_bad} (row, system) pairs have a scale <= 0; their forecast is "
                           f"the newest value (persistence).", UserWarning, stacklevel=2)
-        out = out[:, 0] if self._y_1d else out
-        return _as_pandas_like(out, X_in, getattr(self, "_system_names", None), self._y_1d)
+        out = out[:, 0] if self.y_ndim_ == 1 else out
+        return _as_pandas_like(out, X_in, self.system_names_, self.y_ndim_ == 1)

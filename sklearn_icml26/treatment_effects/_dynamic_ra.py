@@ -225,6 +225,18 @@ class LongitudinalRegressionAdjuster(_AdjusterInferenceMixin, RegressorMixin, Ba
         ``[regime][t][fold]`` fitted censoring models; ``None`` without dropout.
     mc_noise_ : ndarray of shape (n_mc, n_periods - 1, n_time_varying + 1)
         Standard normal noise shared by all rows in :meth:`predict` (row-wise, deterministic).
+    q_models_ : list
+        ``[regime][fold]`` dicts ``{(s, t): model}`` of the regressions ``Q_s^(t)`` of
+        ``q_method="regress"`` (None entries for the other methods).
+    sample_weight_ : ndarray of shape (n_samples,) or None
+        The frequency weights of the fit, used by the standard errors and the bootstrap.
+    group_codes_ : ndarray of shape (n_samples,) or None
+        Cluster of each unit, coded ``0..n_groups_ - 1`` (None without ``groups``).
+    bootstrap_seed_ : int
+        Seed of the multiplier-bootstrap draws of :meth:`conf_int` and
+        :meth:`band_critical_value`, drawn from ``random_state`` in ``fit``.
+    y_ndim_ : int
+        Dimensions of ``y`` in ``fit``: :meth:`predict` returns 1-D when it was 1.
 
     See Also
     --------
@@ -395,7 +407,7 @@ class LongitudinalRegressionAdjuster(_AdjusterInferenceMixin, RegressorMixin, Ba
                 raise ValueError(
                     f"Input y contains NaN only at period {t}: y has no observed value there"
                 )
-        W = None
+        W = unknown = None
         if treatment is not None:
             W = np.asarray(treatment)
             if W.ndim == 2 and W.shape[1] == 1 and T > 1:
@@ -431,12 +443,12 @@ class LongitudinalRegressionAdjuster(_AdjusterInferenceMixin, RegressorMixin, Ba
                 )
             if W.ndim == 1:
                 W = np.repeat(W[:, None], T, axis=1)
-            self._unknown_treatment = (np.zeros(W.shape, dtype=bool) if unknown is None
-                                       else unknown)
-        return X, y, Y, W
+            if unknown is None:
+                unknown = np.zeros(W.shape, dtype=bool)
+        return X, y, Y, W, unknown
 
-    def _check_regimes(self, W, T):
-        W = W[~self._unknown_treatment]
+    def _check_regimes(self, W, T, unknown):
+        W = W[~unknown]
         if self.regimes is None:
             regimes = np.array([[1] * T, [0] * T])
         else:
@@ -586,26 +598,25 @@ class LongitudinalRegressionAdjuster(_AdjusterInferenceMixin, RegressorMixin, Ba
         TypeError
             If ``sample_weight`` is given and a nuisance model does not accept it in ``fit``.
         """
-        X, y, Y, W = self._check_inputs(X, y, treatment)
+        X, y, Y, W, unknown = self._check_inputs(X, y, treatment)
         sw = check_sample_weight(sample_weight, X)
-        self._sample_weight = sw
         n, T = Y.shape
         n_eff = n if sw is None else float(sw.sum())
         clusters, n_groups = (None, None) if groups is None else _encode_groups(groups, n)
         self.n_groups_ = n_groups
-        self._clusters = clusters
+        self.sample_weight_, self.group_codes_ = sw, clusters
         k = self.n_time_varying
         block = k + 1
         self.n_periods_ = T
         self.n_baseline_ = X.shape[1] - k * T
         self.single_arm_ = W is None
-        self._y_one_dim = y.ndim == 1
+        self.y_ndim_ = y.ndim
         entropy = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         if self.single_arm_:
             regimes, known = None, None
             R = 1
         else:
-            regimes = self._check_regimes(W, T)
+            regimes = self._check_regimes(W, T, unknown)
             known = self._check_propensity(regimes, T)
             R = 2
         self.regimes_ = regimes
@@ -633,7 +644,7 @@ class LongitudinalRegressionAdjuster(_AdjusterInferenceMixin, RegressorMixin, Ba
             if W is None:
                 follows, known_w = np.ones((n, T), dtype=bool), np.ones((n, T), dtype=bool)
             else:  # unknown treatment after dropout: in the risk set, not in the frequencies
-                known_w = ~self._unknown_treatment
+                known_w = ~unknown
                 follows = (W == regimes[r][None, :]) | ~known_w
             onW = np.cumprod(follows, axis=1).astype(bool)
             I = onW & C
@@ -713,7 +724,7 @@ class LongitudinalRegressionAdjuster(_AdjusterInferenceMixin, RegressorMixin, Ba
                                    else [[[None] * K for _ in range(T - 1)] for _ in range(R)])
         self.censoring_models_ = (None if not has_nan
                                   else [[[None] * K for _ in range(T)] for _ in range(R)])
-        self._q_models = [[None] * K for _ in range(R)]
+        self.q_models_ = [[None] * K for _ in range(R)]
         for (r, fold), res in zip(jobs, results, strict=True):
             test = tests[fold]
             G[test, r] = res["G"]
@@ -724,7 +735,7 @@ class LongitudinalRegressionAdjuster(_AdjusterInferenceMixin, RegressorMixin, Ba
                     self.censoring_models_[r][t][fold] = res["censoring"][t]
                 if res["transitions"] is not None and t < T - 1:
                     self.transition_models_[r][t][fold] = res["transitions"][t]
-            self._q_models[r][fold] = res["q_models"]
+            self.q_models_[r][fold] = res["q_models"]
 
         if has_nan:
             clipped = g < _CENSORING_FLOOR
@@ -794,8 +805,7 @@ class LongitudinalRegressionAdjuster(_AdjusterInferenceMixin, RegressorMixin, Ba
                 H0, phi[:, 0] - phi[:, 1], clusters, n_groups, sw)
 
         self.mc_noise_ = np.random.default_rng(seeds[2]).standard_normal((self.n_mc, T - 1, block))
-        self._bootstrap_seed = int(seeds[3].generate_state(1)[0])
-        self._n_folds = K
+        self.bootstrap_seed_ = int(seeds[3].generate_state(1)[0])
         return self
 
     # ---------------------------------------------------------------- prediction
@@ -809,7 +819,7 @@ class LongitudinalRegressionAdjuster(_AdjusterInferenceMixin, RegressorMixin, Ba
         H0 = np.hstack([X[:, :self.n_baseline_], X[:, self.n_baseline_:self.n_baseline_ + k]])
         d_full = base_dim + (T - 1) * block
         out = np.zeros((n, T))
-        K = self._n_folds
+        K = len(self.outcome_models_[r][0])  # cross-fitting folds
 
         def cols(t):
             return _history_index(t, base_dim, block, window)
@@ -826,7 +836,7 @@ class LongitudinalRegressionAdjuster(_AdjusterInferenceMixin, RegressorMixin, Ba
                         out[:, t] += models[t].predict(H0[:, cols(t)])
                     continue
                 if self.q_method == "regress":
-                    q_models = self._q_models[r][fold]
+                    q_models = self.q_models_[r][fold]
                     for t in range(1, T):
                         out[:, t] += q_models[(0, t)].predict(H0)
                     continue
@@ -888,7 +898,7 @@ class LongitudinalRegressionAdjuster(_AdjusterInferenceMixin, RegressorMixin, Ba
         X = validate_data(self, X, reset=False, dtype=np.float64)
         _check_magnitude(X, "X")
         pred = self._predict_regime(X, 0 if self.single_arm_ else 1)
-        return pred[:, 0] if self._y_one_dim else pred
+        return pred[:, 0] if self.y_ndim_ == 1 else pred
 
     def predict_effect(self, X, *, method="plugin", return_std=False):
         """Conditional effect ``E[Y_t(a^1) - Y_t(a^0) | H_0]`` per period, with inference.

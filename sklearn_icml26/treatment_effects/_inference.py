@@ -231,16 +231,14 @@ class _AdjusterInferenceMixin:
         return out[0] if target == "effect" else out
 
     def _std_err(self, psi):
-        return _mean_std_err(psi, getattr(self, "_clusters", None), self.n_groups_,
-                             getattr(self, "_sample_weight", None))
+        return _mean_std_err(psi, self.group_codes_, self.n_groups_, self.sample_weight_)
 
     def _bootstrap_draws(self, psi):
         """Multiplier-bootstrap draws of the centred estimates: one N(0, 1) multiplier per
         unit, or per cluster (scaled by ``sqrt(G / (G - 1))``, as the CR1 standard error)."""
-        rng = np.random.default_rng(self._bootstrap_seed)
+        rng = np.random.default_rng(self.bootstrap_seed_)
         n = psi.shape[0]
-        clusters = getattr(self, "_clusters", None)
-        w = getattr(self, "_sample_weight", None)
+        clusters, w = self.group_codes_, self.sample_weight_
         total = n if w is None else w.sum()
         if clusters is None:
             xi = rng.standard_normal((self.n_bootstrap, n))
@@ -356,7 +354,7 @@ class _AdjusterInferenceMixin:
                          f"{_format_regime(self.regimes_[1])}"),
             "No. periods:": str(T),
             "Q method:": self.q_method,
-            "Cross-fitting folds:": str(self._n_folds),
+            "Cross-fitting folds:": str(len(self.outcome_models_[0][0])),
             "Outcome model:": outcome,
             "Std. errors:": se_kind,
             "History window:": "full" if self.history_window is None else

@@ -171,21 +171,20 @@ def test_queries_leave_state_unchanged_and_retrieve_only_touches_access(stream):
     mem = _insert_all(StreamingMemory(_hashing(), structure="hybrid", n_neighbors=3), stream)
 
     def state(m, skip=()):
-        st = {k: v for k, v in vars(m._store).items() if k not in skip}
-        return joblib.hash(({k: v for k, v in vars(m).items()
-                             if k not in ("_latency", "_store")}, st))
+        st = {k: v for k, v in vars(m.store_).items() if k not in (*skip, "latency")}
+        return joblib.hash(({k: v for k, v in vars(m).items() if k != "store_"}, st))
 
     before = state(mem)
     mem.kneighbors(stream.queries[:5])
     mem.predict(stream.queries[:5])
     mem.transform(stream.queries[:5])
     assert state(mem) == before
-    access = mem._store.n_access.copy()
+    access = mem.store_.n_access.copy()
     fields = ("n_access", "last_access")
     before_rest = state(mem, skip=fields)
     mem.retrieve(stream.queries[:2])
     assert state(mem, skip=fields) == before_rest and state(mem) != before
-    assert mem._store.n_access.sum() == access.sum() + 6
+    assert mem.store_.n_access.sum() == access.sum() + 6
     lat = mem.latency_summary()
     assert lat.loc["query_total", "count"] == 5 * 3 + 2
     assert lat.loc["insert_total", "count"] == 1
