@@ -513,13 +513,6 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         return [dict(criterion="ll", skeleton="complete", max_undirected_edges=3,
                      root_density="gaussian", estimator=reg, random_state=0)]
 
-    @classmethod
-    def _get_smoke_data(cls):
-        from ..datasets import make_skewed_lsnm_dag
-
-        X, _ = make_skewed_lsnm_dag(120, n_nodes=3, n_edges=2, random_state=0)
-        return X, None
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = False

@@ -53,15 +53,6 @@ from ._shares import (
     _rescaled_windows,
     _window_totals,
 )
-from ._windows import sliding_window
-
-
-def _smoke_panel():
-    """Windows (125, 20) and targets (125, 4) of a small positive panel (common tests)."""
-    from ..datasets import make_interacting_systems
-
-    Y, _, _ = make_interacting_systems(4, 130, random_state=0)
-    return sliding_window(Y, 5)
 
 
 # --------------------------------------------------------------------------------------------
@@ -324,10 +315,6 @@ class ESERegressor(RegressorMixin, BaseEstimator):
     @classmethod
     def _get_test_params(cls):
         return [{}, {"stop": "ted", "max_iter": 3}]
-
-    @classmethod
-    def _get_smoke_data(cls):
-        return _smoke_panel()
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -24,7 +24,6 @@ from ._aggregate import (
     _system_count,
     _target_names,
 )
-from ._ese import _smoke_panel
 
 __all__ = ["PerSystemRegressor"]
 
@@ -115,10 +114,6 @@ class PerSystemRegressor(RegressorMixin, BaseEstimator):
         "scaling": [StrOptions({"auto", "last", "mean"}), None],
         "n_jobs": [Integral, None],
     }
-
-    @classmethod
-    def _get_smoke_data(cls):
-        return _smoke_panel()
 
     def __init__(self, estimator=None, *, n_lags=None, scaling="auto", n_jobs=None):
         self.estimator = estimator

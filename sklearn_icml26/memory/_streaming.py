@@ -1135,8 +1135,3 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
     @classmethod
     def _get_test_params(cls):
         return [{"embedder": "precomputed"}, {"embedder": "precomputed", "structure": "segment"}]
-
-    @classmethod
-    def _get_smoke_data(cls):
-        rng = np.random.default_rng(0)
-        return rng.normal(size=(60, 5)), None

@@ -687,10 +687,6 @@ default="exact+embedding"
         return [{"generator": _smoke_table(), "n_samples": 3, "equivalence": "exact",
                  "random_state": 0}]
 
-    @classmethod
-    def _get_smoke_data(cls):
-        return [dict(r, answers=r.get("answers", "Paris")) for r in _smoke_rows()], None
-
 
 def _smoke_table():
     from ._generators import TableGenerator
@@ -700,10 +696,3 @@ def _smoke_table():
         "Paris is the capital of France.": (["Paris", "Paris", "London"], [-0.5, -0.6, -1.5]),
         "London is in England.": (["London", "London", "Paris"], [-0.4, -0.9, -1.1]),
     })
-
-
-def _smoke_rows():
-    q = "What is the capital of France?"
-    return [{"question": q, "passage": "Paris is the capital of France.", "answers": "Paris"},
-            {"question": q, "passage": "London is in England.", "answers": ["Paris"]},
-            {"question": q, "passage": "London is in England."}]

@@ -12,7 +12,6 @@ from ._info_gain import (
     SemanticInfoGainScorer,
     _check_answers,
     _check_rows,
-    _smoke_rows,
     _smoke_table,
 )
 
@@ -233,7 +232,3 @@ class InfoGainReranker(TransformerMixin, BaseEstimator):
     def _get_test_params(cls):
         return [{"scorer": SemanticInfoGainScorer(_smoke_table(), n_samples=3,
                                                   equivalence="exact", random_state=0)}]
-
-    @classmethod
-    def _get_smoke_data(cls):
-        return _smoke_rows(), None

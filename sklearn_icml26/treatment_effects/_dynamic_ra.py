@@ -363,17 +363,6 @@ class LongitudinalRegressionAdjuster(_AdjusterInferenceMixin, RegressorMixin, Ba
     def _get_test_params(cls):
         return [{"cv": 3, "n_mc": 8, "n_bootstrap": 50, "random_state": 0}]
 
-    @classmethod
-    def _get_smoke_data(cls):
-        rng = np.random.default_rng(0)
-        X = rng.normal(size=(120, 4))
-        y = np.empty((120, 3))
-        previous = np.zeros(120)
-        for t in range(3):
-            previous = X @ np.array([1.0, -0.5, 0.2, 0.0]) + 0.5 * previous + rng.normal(size=120)
-            y[:, t] = previous
-        return X, y
-
     # ---------------------------------------------------------------- validation
 
     def _check_inputs(self, X, y, treatment):
