@@ -652,12 +652,17 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
             self.scores_["ll-kde"] = s_ll + kde0 - kde1
         self.score_ = float(self.scores_[self.criterion])
         self._set_pvalues(x0, x1, r_f, r_b, fwd, bwd, Xs, seed)
-        if self.verbose:
+        if self.verbose:  # one line per pair fit, through the package's progress helper
             p = self.direction_pvalue_
-            print(f"[SkewD] n={Xs.shape[0]}: log-lik 0->1 {self.loglik_forward_:.1f}, 1->0 "
-                  f"{self.loglik_backward_:.1f}; HSIC 0->1 {self.hsic_forward_:.3g}, 1->0 "
-                  f"{self.hsic_backward_:.3g}; {self.criterion} score {self.score_:+.4g}"
-                  + ("" if np.isnan(p) else f", p={p:.3g}"), flush=True)
+            bar = progress_bar(total=1, verbose=self.verbose, desc="SkewD pair", unit="pair",
+                               mininterval=0, miniters=1, ncols=0)
+            bar.set_postfix_str(
+                f"n={Xs.shape[0]}: log-lik 0->1 {self.loglik_forward_:.1f}, 1->0 "
+                f"{self.loglik_backward_:.1f}; HSIC 0->1 {self.hsic_forward_:.3g}, 1->0 "
+                f"{self.hsic_backward_:.3g}; {self.criterion} score {self.score_:+.4g}"
+                + ("" if np.isnan(p) else f", p={p:.3g}"), refresh=False)
+            bar.update()
+            bar.close()
         if not np.isfinite(self.score_):
             warnings.warn(
                 f"SkewD: the {self.criterion!r} score is not finite ({self.score_}); no "

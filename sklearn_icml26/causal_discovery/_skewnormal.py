@@ -26,6 +26,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from ..utils import progress_bar
 from ..utils._parallel import Parallel, delayed
 from ..utils._scaling import _robust_mean_std, _standardize
 from ._sn_likelihood import (
@@ -191,7 +192,8 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
         Jobs for the restarts and the folds (joblib); the workers' warnings are issued
         again in the caller, so any ``n_jobs`` shows the same warnings.
     verbose : int, default=0
-        Print the penalty search when positive.
+        When positive, show the penalty search: a progress bar in a terminal, one plain line
+        per evaluated penalty pair (its log penalties and score) in a log.
 
     Attributes
     ----------
@@ -564,6 +566,10 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
                          .split(np.arange(n)))
         cache = {}
         warm_state = {}
+        # one line per evaluated penalty pair in a log (a bar in a terminal)
+        bar = progress_bar(total=2 * len(set(grid)) - 1, verbose=self.verbose,
+                           desc=f"penalty search ({kind})", unit="fit", mininterval=0,
+                           miniters=1, ncols=0)
 
         def evaluate(la, lk):
             key = (float(la), float(lk))
@@ -589,8 +595,9 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
                 warm_state["folds"] = [o[1] for o in out]
                 score = float(np.sum([o[0] for o in out]))
                 cache[key] = (score, None)
-            if self.verbose:
-                print(f"[{kind}] log alpha={la:+.2f} log kappa={lk:+.2f}: {score:.4f}")
+            bar.set_postfix_str(f"log alpha={la:+.2f} log kappa={lk:+.2f}: {score:.4f}",
+                                refresh=False)
+            bar.update()
             return score
 
         mid = 0.0 if 0.0 in grid else float(grid[len(grid) // 2])
@@ -601,6 +608,7 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
         for lk in grid:
             if lk != mid:
                 evaluate(best_la, lk)
+        bar.close()
         keys = list(cache)
         scores = np.array([cache[k][0] for k in keys])
         scores = np.where(np.isfinite(scores), scores, -np.inf)
@@ -625,6 +633,9 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
                      .split(np.arange(n)))
         n_test = np.array([len(te) for _, te in folds])
         history = []
+        bar = progress_bar(total=self.n_calls, verbose=self.verbose,
+                           desc="penalty search (bayes)", unit="fit", mininterval=0,
+                           miniters=1, ncols=0)
 
         def objective(params):
             alpha, kappa = np.exp(params[0]), np.exp(params[1])
@@ -634,12 +645,16 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
             )
             value = float(np.mean([-o[0] / k for o, k in zip(out, n_test, strict=True)]))
             history.append((params[0], params[1], -value))
+            bar.set_postfix_str(f"log alpha={params[0]:+.2f} log kappa={params[1]:+.2f}: "
+                                f"{-value:.4f}", refresh=False)
+            bar.update()
             return value if np.isfinite(value) else 1e10
 
         res = gp_minimize(objective, [(-4.0, 4.0), (-4.0, 4.0)], acq_func="EI",
                           initial_point_generator="lhs", n_calls=self.n_calls,
                           n_initial_points=min(self.n_initial_points, self.n_calls),
                           random_state=rng.randint(2**31 - 1))
+        bar.close()
         la, lk = (float(v) for v in res.x)
         alpha, kappa = np.exp(la), np.exp(lk)
         self.search_results_ = {"log_alpha": np.array([h[0] for h in history]),

@@ -154,8 +154,9 @@ class ESERegressor(RegressorMixin, BaseEstimator):
     n_jobs : int, default=None
         Jobs over row chunks of the iterative refinement (joblib); ``None`` means 1.
     verbose : int, default=0
-        Progress bar over rows of the iterative refinement when positive. Nothing is random,
-        so there is no ``random_state``.
+        When positive, show the progress of the iterative refinement over rows: a bar in a
+        terminal, one plain line per chunk of rows in a log. Nothing is random, so there is
+        no ``random_state``.
 
     Attributes
     ----------
@@ -666,7 +667,8 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         jobs = (delayed(_chunk_shares)(W[a:b], init, alpha(a, b), self.damping_, self.max_iter,
                                        self.stop, tol) for a, b in spans)
         results = Parallel(n_jobs=self.n_jobs, return_as="generator")(jobs)
-        bar = progress_bar(total=N, verbose=verbose, desc="ESE shares", unit="row")
+        bar = progress_bar(total=N, verbose=verbose, desc="ESE shares", unit="row",
+                           mininterval=0, miniters=1)  # a log line per chunk of rows
         parts = []
         for (a, b), res in zip(spans, results, strict=True):
             parts.append(res)

@@ -168,7 +168,8 @@ class LongitudinalRegressionAdjuster(_AdjusterInferenceMixin, RegressorMixin, Ba
         Seeds folds, particles, the prediction noise and bootstrap draws (through
         :class:`numpy.random.SeedSequence` children). Pass an int for reproducible output.
     verbose : int, default=0
-        Progress bar over (regime, fold) pairs when positive.
+        When positive, show the progress over (regime, fold) pairs: a bar in a terminal, one
+        plain line per pair in a log.
 
     Attributes
     ----------
@@ -703,7 +704,8 @@ class LongitudinalRegressionAdjuster(_AdjusterInferenceMixin, RegressorMixin, Ba
             parallel(delayed(_fit_regime_fold)(ctx, r, np.flatnonzero(folds != fold),
                                                tests[fold], job_seeds[r * K + fold])
                      for r, fold in jobs),
-            verbose=self.verbose, total=len(jobs), desc="regime x fold",
+            verbose=self.verbose, total=len(jobs), desc="regime x fold", mininterval=0,
+            miniters=1,
         ))
 
         G = np.zeros((n, R, T + 1, T))

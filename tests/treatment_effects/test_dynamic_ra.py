@@ -870,3 +870,13 @@ def test_affine_shortcut_is_the_particle_average(monkeypatch):
     assert not dra._is_affine(make_pipeline(StandardScaler(), Ridge()).fit(X, y[:, 0]))
     assert not dra._is_affine(RandomForestRegressor(n_estimators=2).fit(X, y[:, 0]))
     assert dra._is_affine(Ridge().fit(X, y[:, 0]))
+
+
+def test_verbose_prints_one_plain_line_per_regime_and_fold(capsys):
+    X, y, w, _ = _linear("baseline", n=300)
+    LongitudinalRegressionAdjuster(3, cv=3, n_mc=4, random_state=0, verbose=1).fit(
+        X, y, treatment=w)
+    lines = [ln for ln in capsys.readouterr().err.splitlines()
+             if ln.startswith("regime x fold")]
+    assert [ln.split("|")[2].split()[0] for ln in lines[1:]] == [f"{k}/6" for k in range(1, 7)]
+    assert not any("\r" in ln or "\x1b" in ln for ln in lines)
