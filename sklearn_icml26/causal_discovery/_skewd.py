@@ -293,12 +293,8 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         or at its quantiles (see :class:`SkewNormalLSNMRegressor`). A string is set on the
         default regressor, on a dict ``estimator`` (unless the dict sets ``"knots"`` itself)
         and on a regressor instance with a ``knots`` parameter; None keeps the regressor's
-        own setting (uniform knots, the authors' choice). On all pairs of the standard
-        benchmarks quantile knots were better on Tübingen (weighted accuracy 0.754 against
-        0.722, AUDRC 0.768 against 0.685), LS (0.98 / 0.90) and MN-U (0.88 / 0.82), and
-        within 0.01 elsewhere (SIM-ln 0.76 / 0.75, SIM 0.78 / 0.77, SIM-c 0.82 / 0.83), but
-        lost on the location-scale set with extreme asymmetric noise (0.91 / 0.97); uniform
-        stays the default.
+        own setting (uniform knots, the authors' choice). How the two placements compare on
+        the standard benchmarks is in the :ref:`user guide <user_guide_skewd>`.
     standardize : bool, default=True
         Standardise every variable (mean 0, standard deviation 1) first; likelihoods are only
         comparable on a common scale.
@@ -312,8 +308,8 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         Pairs only: wild-bootstrap replicates for the p-value of the ``"it"`` decision
         (``pvalues_["it"]``; 0 skips it). The null hypothesis is *no preferred direction*:
         both standardised residuals independent of their putative causes. Computed on a
-        seeded subsample of at most 1000 rows (dense Gram matrices, ``O(n² B)`` time; about
-        0.1 s for ``B = 200`` at 1000 rows). 200 gives p-values in steps of 0.005.
+        seeded subsample of at most 1000 rows (dense Gram matrices, ``O(n² B)`` time).
+        200 gives p-values in steps of 0.005.
     independence_test : {"kci"} or None, default=None
         Pairs only: also test, in each direction, whether the standardised residual is
         independent of the putative cause with causal-learn's kernel independence test (KCI,

@@ -224,13 +224,12 @@ class ESERegressor(RegressorMixin, BaseEstimator):
     the proportions), so one batched matrix product per block of validation windows scores
     all 19 distinct candidates; the calibration fit shares the window totals and that pass
     (its validation windows and the full fit's are scored together) and refits only the
-    aggregate model. At 10,000 systems (441 training windows of 10 steps, one thread) the
-    default fit and predict take about 3.7 times the paper's fixed-damping ESE and a fiftieth
-    of per-system :class:`~sklearn.linear_model.LinearRegression`. ``score`` is R^2 (scikit-learn's
+    aggregate model. Timings against the paper's fixed-damping ESE and per-system baselines
+    are in the :ref:`user guide <user_guide_ese>`. ``score`` is R^2 (scikit-learn's
     default); on panels of persistent or flat series compare with the random walk through
     :func:`sklearn_icml26.metrics.relative_rmse` or
-    :func:`sklearn_icml26.metrics.neg_relative_rmse_scorer`. With one system (1-D ``y``), the shares
-    are 1 and ESE is ``estimator`` on the scaled newest ``k`` lags; with ``scaling=None,
+    :func:`sklearn_icml26.metrics.neg_relative_rmse_scorer`. With one system (1-D ``y``), the
+    shares are 1 and ESE is ``estimator`` on the scaled newest ``k`` lags; with ``scaling=None,
     aggregate_lags=None`` it equals ``estimator.fit(X, y)``.
 
     References
@@ -377,9 +376,9 @@ class ESERegressor(RegressorMixin, BaseEstimator):
             If ``X`` holds negative values and there are several systems. The equilibrium
             shares are proportions of nonnegative quantities (counts, volumes, prices);
             standardised or differenced inputs (e.g. a ``StandardScaler`` in front of the
-            estimator) make them meaningless, and on
-            COVID-19 Victoria (319 regions) a scaler in front doubles the RMSE. Feed the raw
-            series; ``scaling`` already normalises each system inside the estimator.
+            estimator) make them meaningless and usually worsen the forecasts (see the
+            :ref:`user guide <user_guide_ese>`). Feed the raw series; ``scaling`` already
+            normalises each system inside the estimator.
         """
         _check_numeric_target(y, "float targets, one column per system")
         system_names = _target_names(y)

@@ -115,10 +115,9 @@ class LongitudinalRegressionAdjuster(_AdjusterInferenceMixin, RegressorMixin, Ba
         of the units per fold and with the history's width: pair it with
         ``history_window=0`` (then no simulation is run). It takes ``sample_weight`` as
         integer frequency weights only (each unit repeated that many times, so the cost
-        grows with the total weight). On a nonlinear benchmark system
-        (1000 units, 10 covariates, randomised at baseline; 284 data sets) it gave standard
-        errors 0.28-0.58x Lin's, against 0.45-0.73x for boosted outcome and MLP transition
-        models (50 data sets).
+        grows with the total weight). Its standard errors against Lin's and other outcome
+        and transition models are compared in the
+        :ref:`user guide <user_guide_longitudinal>`.
     transition_model : estimator or None, default=None
         Transition kernel of the step block ``S_t = (X_{t+1}, Y_t)`` given ``H_t``: an object
         with ``fit(H, S)`` and ``sample(H, z)`` (``z`` standard normal, one row per draw), or a
