@@ -17,6 +17,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
+from ..utils._scaling import _pow2_scale
 from ._bm25 import IncrementalBM25, bm25_tokenize
 from ._embedder import SentenceEmbedder, check_texts
 
@@ -59,7 +60,14 @@ def keyword_text(text, extra_stop_words=()):
 
 
 def _l2_rows(M):
+    """Rows of ``M`` over their L2 norms (zero rows stay zero).
+
+    Each row is first divided by a power of two near its largest entry (exact), so that the
+    squares neither overflow (norms above ~1e154) nor underflow (below ~1e-162); ordinary rows
+    give bitwise the plain ``M / norm``.
+    """
     M = np.asarray(M, dtype=np.float64)
+    M = M / _pow2_scale(M, axis=-1)[..., None]
     norms = np.linalg.norm(M, axis=-1, keepdims=True)
     return np.divide(M, norms, out=np.zeros_like(M), where=norms > 0)
 

@@ -246,3 +246,17 @@ def test_bad_input_messages():
         StreamingMemory(emb).fit(["a", "b"], timestamps=[5, 1])
     with pytest.warns(UserWarning, match="covers id 'x' of step 1 was already inserted"):
         StreamingMemory(emb).fit(["a", "b"], covers=["x", "x"])
+
+
+@pytest.mark.parametrize("factor", [1e200, 1e-200])
+def test_precomputed_vectors_of_extreme_norm_keep_their_direction(factor):
+    # issue 40.9: norms above ~1e154 overflowed (and below ~1e-162 underflowed) in the
+    # L2 normalisation, which turned every vector into zeros and every query into the newest item
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 6))
+    Q = X[[3, 17, 25]] + 0.01 * rng.normal(size=(3, 6))
+    plain = StreamingMemory("precomputed", n_neighbors=2).fit(X)
+    scaled = StreamingMemory("precomputed", n_neighbors=2).fit(X * factor)
+    np.testing.assert_array_equal(scaled.kneighbors(Q * factor, return_distance=False),
+                                  plain.kneighbors(Q, return_distance=False))
+    assert scaled.kneighbors(Q * factor, return_distance=False)[:, 0].tolist() == [3, 17, 25]
