@@ -690,8 +690,12 @@ class HubnessBalancedCodebook(BaseEstimator):
         K = self.keys_
         if self.metric == "cosine":
             return np.maximum(1.0 - Q @ K.T, 0.0)
-        sqn = self.index_.sqn[: self.n_keys_]
-        sq = np.einsum("ij,ij->i", Q, Q)[:, None] + sqn[None, :] - 2 * Q @ K.T
+        # Euclidean distances do not depend on the origin: measured from the keys' centre, the
+        # expansion |q|^2 + |k|^2 - 2 q.k does not cancel for keys far from the origin
+        centre = K.mean(axis=0)
+        K, Q = K - centre, Q - centre
+        sq = (np.einsum("ij,ij->i", Q, Q)[:, None] + np.einsum("ij,ij->i", K, K)[None, :]
+              - 2 * Q @ K.T)
         return np.sqrt(np.maximum(sq, 0.0))
 
     def _delta(self, Q):
