@@ -43,7 +43,7 @@ from sklearn_icml26.retrieval import (
     SmolLM2Generator,
     TableGenerator,
 )
-from sklearn_icml26.retrieval._info_gain import _lexical
+from sklearn_icml26.retrieval._semantic_entropy import _lexical
 
 from _common import (
     benchmark_parser,

@@ -10,7 +10,7 @@ import pickle
 import joblib
 import numpy as np
 import pytest
-from sklearn.base import clone, is_classifier, is_regressor
+from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
@@ -18,26 +18,14 @@ from sklearn.preprocessing import FunctionTransformer, StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_icml26.utils import all_estimators
-from sklearn_icml26.utils._estimator_checks import get_test_instances
+from sklearn_icml26.utils._estimator_checks import get_smoke_data, get_test_instances
 from sklearn_icml26.utils._testing import TorchAutoencoder, TorchMLPClassifier, TorchMLPRegressor
 
 TEST_ESTIMATORS = [TorchMLPRegressor, TorchMLPClassifier, TorchAutoencoder]
 CLASSES = [cls for _, cls in all_estimators()] + TEST_ESTIMATORS
 INSTANCES = [est for cls in CLASSES for est in get_test_instances(cls)]
 # Estimators whose fit needs more than (X, y) of a generic tabular problem (systems, treatment,
-# point clouds) give their own smoke data through a `_get_smoke_data` classmethod.
-
-
-def _smoke_data(estimator):
-    getter = getattr(type(estimator), "_get_smoke_data", None)
-    if getter is not None:
-        return getter()
-    if is_classifier(estimator):
-        return make_classification(n_samples=120, n_features=4, random_state=0)
-    if is_regressor(estimator):
-        return make_regression(n_samples=120, n_features=4, noise=1.0, random_state=0)
-    X, _ = make_regression(n_samples=120, n_features=4, random_state=0)
-    return X, None
+# point clouds, texts) have their smoke data registered in utils._estimator_checks.
 
 
 def _output(estimator, X):
@@ -69,9 +57,24 @@ def test_discovery_finds_no_test_estimators():
     assert not names & {cls.__name__ for cls in TEST_ESTIMATORS}
 
 
+def test_smoke_data_live_in_one_registry():
+    """Every registered name is an estimator class of the package; no class brings its own."""
+    import re
+    from pathlib import Path
+
+    import sklearn_icml26
+    from sklearn_icml26.utils._estimator_checks import _SMOKE_DATA
+
+    source = "\n".join(path.read_text(encoding="utf-8")
+                       for path in Path(sklearn_icml26.__file__).parent.rglob("*.py"))
+    defined = set(re.findall(r"^class (\w+)\(", source, flags=re.MULTILINE))
+    assert set(_SMOKE_DATA) <= defined, sorted(set(_SMOKE_DATA) - defined)
+    assert not [cls.__name__ for cls in CLASSES if hasattr(cls, "_get_smoke_data")]
+
+
 @pytest.mark.parametrize("estimator", INSTANCES, ids=lambda e: type(e).__name__)
 def test_pickle_clone_and_determinism(estimator):
-    X, y = _smoke_data(estimator)
+    X, y = get_smoke_data(estimator)
     first = clone(estimator).fit(X, y)
     second = clone(estimator).fit(X, y)
     # same random_state, same result
@@ -94,7 +97,7 @@ def _preprocessor(estimator):
 @pytest.mark.parametrize("estimator", INSTANCES, ids=lambda e: type(e).__name__)
 def test_in_pipeline(estimator):
     """A Pipeline gives exactly what the bare estimator gives on the preprocessed data."""
-    X, y = _smoke_data(estimator)
+    X, y = get_smoke_data(estimator)
     pipe = make_pipeline(_preprocessor(estimator), clone(estimator)).fit(X, y)
     out = _output(pipe, X)
     assert out.shape[0] == len(X)

@@ -12,13 +12,12 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.base import clone, is_classifier, is_regressor
-from sklearn.datasets import make_classification, make_regression
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_icml26.base import _DIVERGENCE_PATTERN
 from sklearn_icml26.utils import all_estimators
-from sklearn_icml26.utils._estimator_checks import get_test_instances
+from sklearn_icml26.utils._estimator_checks import get_smoke_data, get_test_instances
 from sklearn_icml26.utils._testing import TorchAutoencoder, TorchMLPClassifier, TorchMLPRegressor
 
 # the naming table's learning rate, and the spelling some estimators still have
@@ -39,18 +38,6 @@ def _torch_instances():
 INSTANCES = _torch_instances()
 
 
-def _smoke_data(estimator):  # as tests/test_common.py gets it
-    getter = getattr(type(estimator), "_get_smoke_data", None)
-    if getter is not None:
-        return getter()
-    if is_classifier(estimator):
-        return make_classification(n_samples=120, n_features=4, random_state=0)
-    if is_regressor(estimator):
-        return make_regression(n_samples=120, n_features=4, noise=1.0, random_state=0)
-    X, _ = make_regression(n_samples=120, n_features=4, random_state=0)
-    return X, None
-
-
 def _output(estimator, X):
     for method in ("predict", "transform", "decision_function"):
         if hasattr(estimator, method):
@@ -69,7 +56,7 @@ def test_discovery_finds_every_torch_estimator():
 @pytest.mark.parametrize("estimator", INSTANCES, ids=lambda e: type(e).__name__)
 def test_absurd_learning_rate_warns_restores_and_predicts_finite(estimator):
     est = clone(estimator).set_params(lr=1e6)
-    X, y = _smoke_data(est)
+    X, y = get_smoke_data(est)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         est.fit(X, y)

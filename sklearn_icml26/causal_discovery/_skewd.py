@@ -293,12 +293,8 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         or at its quantiles (see :class:`SkewNormalLSNMRegressor`). A string is set on the
         default regressor, on a dict ``estimator`` (unless the dict sets ``"knots"`` itself)
         and on a regressor instance with a ``knots`` parameter; None keeps the regressor's
-        own setting (uniform knots, the authors' choice). On all pairs of the standard
-        benchmarks quantile knots were better on Tübingen (weighted accuracy 0.754 against
-        0.722, AUDRC 0.768 against 0.685), LS (0.98 / 0.90) and MN-U (0.88 / 0.82), and
-        within 0.01 elsewhere (SIM-ln 0.76 / 0.75, SIM 0.78 / 0.77, SIM-c 0.82 / 0.83), but
-        lost on the location-scale set with extreme asymmetric noise (0.91 / 0.97); uniform
-        stays the default.
+        own setting (uniform knots, the authors' choice). How the two placements compare on
+        the standard benchmarks is in the :ref:`user guide <user_guide_skewd>`.
     standardize : bool, default=True
         Standardise every variable (mean 0, standard deviation 1) first; likelihoods are only
         comparable on a common scale.
@@ -312,8 +308,8 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         Pairs only: wild-bootstrap replicates for the p-value of the ``"it"`` decision
         (``pvalues_["it"]``; 0 skips it). The null hypothesis is *no preferred direction*:
         both standardised residuals independent of their putative causes. Computed on a
-        seeded subsample of at most 1000 rows (dense Gram matrices, ``O(n² B)`` time; about
-        0.1 s for ``B = 200`` at 1000 rows). 200 gives p-values in steps of 0.005.
+        seeded subsample of at most 1000 rows (dense Gram matrices, ``O(n² B)`` time).
+        200 gives p-values in steps of 0.005.
     independence_test : {"kci"} or None, default=None
         Pairs only: also test, in each direction, whether the standardised residual is
         independent of the putative cause with causal-learn's kernel independence test (KCI,
@@ -513,13 +509,6 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         return [dict(criterion="ll", skeleton="complete", max_undirected_edges=3,
                      root_density="gaussian", estimator=reg, random_state=0)]
 
-    @classmethod
-    def _get_smoke_data(cls):
-        from ..datasets import make_skewed_lsnm_dag
-
-        X, _ = make_skewed_lsnm_dag(120, n_nodes=3, n_edges=2, random_state=0)
-        return X, None
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = False
@@ -659,12 +648,17 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
             self.scores_["ll-kde"] = s_ll + kde0 - kde1
         self.score_ = float(self.scores_[self.criterion])
         self._set_pvalues(x0, x1, r_f, r_b, fwd, bwd, Xs, seed)
-        if self.verbose:
+        if self.verbose:  # one line per pair fit, through the package's progress helper
             p = self.direction_pvalue_
-            print(f"[SkewD] n={Xs.shape[0]}: log-lik 0->1 {self.loglik_forward_:.1f}, 1->0 "
-                  f"{self.loglik_backward_:.1f}; HSIC 0->1 {self.hsic_forward_:.3g}, 1->0 "
-                  f"{self.hsic_backward_:.3g}; {self.criterion} score {self.score_:+.4g}"
-                  + ("" if np.isnan(p) else f", p={p:.3g}"), flush=True)
+            bar = progress_bar(total=1, verbose=self.verbose, desc="SkewD pair", unit="pair",
+                               mininterval=0, miniters=1, ncols=0)
+            bar.set_postfix_str(
+                f"n={Xs.shape[0]}: log-lik 0->1 {self.loglik_forward_:.1f}, 1->0 "
+                f"{self.loglik_backward_:.1f}; HSIC 0->1 {self.hsic_forward_:.3g}, 1->0 "
+                f"{self.hsic_backward_:.3g}; {self.criterion} score {self.score_:+.4g}"
+                + ("" if np.isnan(p) else f", p={p:.3g}"), refresh=False)
+            bar.update()
+            bar.close()
         if not np.isfinite(self.score_):
             warnings.warn(
                 f"SkewD: the {self.criterion!r} score is not finite ({self.score_}); no "

@@ -27,61 +27,12 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._index import _KeyIndex
+
 __all__ = ["HubnessBalancedCodebook"]
 
 _SCALINGS = ("reasonedit", "local_scaling", "nicdm", "mutual_proximity")
-_DUPLICATE_TOL = 1e-12  # keys this close (Euclidean) merge even at radius 0
 _TINY = np.finfo(np.float64).tiny
-
-
-# -- geometry of the merging rule ---------------------------------------------------------------
-def _lens_area(d, r1, r2):
-    """Area of the intersection of two discs of radii ``r1``, ``r2`` at distance ``d``.
-
-    Vectorised over broadcastable arrays. The planar lens area serves as a monotone overlap
-    score of two key balls (not a volume in the embedding space).
-    """
-    d, r1, r2 = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (d, r1, r2)))
-    area = np.zeros(d.shape)
-    small = np.minimum(r1, r2)
-    inside = d <= np.abs(r1 - r2)
-    area[inside] = np.pi * small[inside] ** 2
-    lens = (d < r1 + r2) & ~inside
-    if lens.any():
-        dd, a, b = d[lens], r1[lens], r2[lens]
-        c1 = np.clip((dd**2 + a**2 - b**2) / (2 * dd * a), -1.0, 1.0)
-        c2 = np.clip((dd**2 + b**2 - a**2) / (2 * dd * b), -1.0, 1.0)
-        kite = (-dd + a + b) * (dd + a - b) * (dd - a + b) * (dd + a + b)
-        area[lens] = (a**2 * np.arccos(c1) + b**2 * np.arccos(c2)
-                      - 0.5 * np.sqrt(np.maximum(kite, 0.0)))
-    return area
-
-
-def _ioa(d, r_a, r_b):
-    """Intersection over the area of disc ``a``: ``A(d, r_a, r_b) / (pi r_a^2)``, 0 if r_a = 0."""
-    r_a = np.asarray(r_a, dtype=np.float64)
-    area = _lens_area(d, r_a, r_b)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(r_a > 0, area / (np.pi * r_a**2), 0.0)
-
-
-def _merge_target(eu, r, radii, ioa, dist_frac):
-    """Index of the first key that absorbs a new key at Euclidean distances ``eu``, or -1.
-
-    Candidates are the keys whose ball overlaps the new one (``eu < r + r_j``) or exact
-    duplicates; the first (lowest index) candidate that is very close relative to both radii
-    (``eu < dist_frac * r`` and ``eu < dist_frac * r_j``) or whose two intersection-over-area
-    ratios both exceed ``ioa`` absorbs the new key.
-    """
-    duplicate = eu <= _DUPLICATE_TOL
-    cand = np.flatnonzero((eu < r + radii) | duplicate)
-    if cand.size == 0:
-        return -1
-    d, rj = eu[cand], radii[cand]
-    close = (d < dist_frac * r) & (d < dist_frac * rj)
-    overlap = (_ioa(d, r, rj) > ioa) & (_ioa(d, rj, r) > ioa)
-    hit = np.flatnonzero(duplicate[cand] | close | overlap)
-    return int(cand[hit[0]]) if hit.size else -1
 
 
 def _drop_words(text, rate, rng):
@@ -106,21 +57,6 @@ def _triu(s):
     for arr in (mask, ia, ib):
         arr.flags.writeable = False
     return mask, ia, ib
-
-
-def _virtual_index(n, p):
-    """Rank and weight of numpy's linear percentile ``p`` of ``n`` values."""
-    vi = (n - 1) * (p / 100.0)
-    if vi >= n - 1:
-        return n - 1, n - 1, 0.0
-    lo = math.floor(vi)
-    return lo, lo + 1, vi - lo
-
-
-def _lerp(a, b, t):
-    """numpy's linear-percentile interpolation between two order statistics."""
-    diff = b - a
-    return b - diff * (1 - t) if t >= 0.5 else a + diff * t
 
 
 def _generator(random_state):
@@ -282,6 +218,10 @@ class HubnessBalancedCodebook(BaseEstimator):
         Width of the key vectors (vector keys only).
     fit_time_ : float
         Seconds of the last ``fit``/``partial_fit`` call.
+    index_ : object
+        The key store that ``partial_fit`` continues: key arrays, sorted nearest-neighbour
+        distances, running distance sums, the gate sample and the random stream of the
+        insertions (an internal structure; the public views are the attributes above).
 
     See Also
     --------
@@ -394,54 +334,10 @@ class HubnessBalancedCodebook(BaseEstimator):
         for name in list(vars(self)):
             if name.endswith("_") and not name.startswith("__"):
                 delattr(self, name)
-        self._n = 0
-        self._cap = 0
-        self._dim = None
-        self._L = max(self.hubness_knn, self.scaling_k)
-        self._X = self._sqn = self._radii = self._knn = None
-        self._sum_d = self._sum_d2 = self._prio = self._edit = self._mcount = None
-        self._values, self._edit_sets = [], []
-        self._samp = np.zeros(0, dtype=np.int64)  # key indices of the gate sample, per slot
-        self._samp_M = np.zeros((0, 0))  # their pairwise distances D
-        self._samp_n = 0
-        # per sample slot: the smallest distances to the sample keys inserted before it
-        # (sorted prefix of width _pre_k), their slots, the prefix length and the full count
-        self._pre_k = 64
-        self._pre = np.zeros((0, self._pre_k))
-        self._pre_idx = np.zeros((0, self._pre_k), dtype=np.int64)
-        self._pre_len = np.zeros(0, dtype=np.int64)
-        self._pre_cnt = np.zeros(0, dtype=np.int64)
-        self._edits_seen = set()
-        self._next_edit = 0
-        self._n_rows = 0
-        self._rng = None
-        self._noted_knn = False
-        self._embedder = None
 
-    def _grow(self, need):
-        if need <= self._cap:
-            return
-        cap = max(64, self._cap)
-        while cap < need:
-            cap *= 2
-        d, L = self._dim, self._L
-
-        def grown(old, shape, fill=0.0, dtype=np.float64):
-            new = np.full(shape, fill, dtype=dtype)
-            if old is not None:
-                new[: self._n] = old[: self._n]
-            return new
-
-        self._X = grown(self._X, (cap, d))
-        self._sqn = grown(self._sqn, cap)
-        self._radii = grown(self._radii, cap)
-        self._knn = grown(self._knn, (cap, L), np.inf)
-        self._sum_d = grown(self._sum_d, cap)
-        self._sum_d2 = grown(self._sum_d2, cap)
-        self._prio = grown(self._prio, cap)
-        self._edit = grown(self._edit, cap, 0, np.int64)
-        self._mcount = grown(self._mcount, cap, 0, np.int64)
-        self._cap = cap
+    def _new_index(self):
+        return _KeyIndex(max(self.hubness_knn, self.scaling_k), self.metric, self.merge,
+                         self.merge_ioa, self.merge_dist_frac, self.reject_sample)
 
     # -- input ---------------------------------------------------------------------------------
     def _text_mode(self):
@@ -463,8 +359,9 @@ class HubnessBalancedCodebook(BaseEstimator):
         except NotFittedError:
             return clone(self.embedder)
 
-    def _embed(self, texts):
-        Z = self._embedder.transform(texts)
+    def _embed(self, texts, embedder=None):
+        embedder = self.embedder_ if embedder is None else embedder
+        Z = embedder.transform(texts)
         Z = np.asarray(Z.toarray() if sparse.issparse(Z) else Z, dtype=np.float64)
         if Z.ndim != 2 or Z.shape[0] != len(texts):
             raise ValueError(f"the embedder must map n texts to an (n, d) array; got shape "
@@ -530,7 +427,7 @@ class HubnessBalancedCodebook(BaseEstimator):
             If a key text or a value is not a str.
         """
         self._reset()
-        return self._insert(X, values, edit_ids, radii)
+        return self._insert(self._new_index(), X, values, edit_ids, radii)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None, *, values=None, edit_ids=None, radii=None):
@@ -563,22 +460,25 @@ class HubnessBalancedCodebook(BaseEstimator):
         """
         if not hasattr(self, "n_keys_"):
             self._reset()
-        return self._insert(X, values, edit_ids, radii)
+        index = self.index_ if hasattr(self, "index_") else self._new_index()
+        return self._insert(index, X, values, edit_ids, radii)
 
-    def _prepare(self, X, values, edit_ids, radii):
-        """Validated key vectors, texts, values, edit ids, radii and priorities of a chunk."""
-        first = self._n_rows == 0
-        texts = None
+    def _prepare(self, index, X, values, edit_ids, radii):
+        """Validated key vectors, values, edit ids, radii, priorities and embedder of a chunk."""
+        first = index.n_rows == 0
+        texts = embedder = None
         if self._text_mode():
             texts = self._check_texts(X)
             if first:
-                self._embedder = self._make_embedder()
-                if self._embedder is not self.embedder:  # a fresh or cloned embedder
-                    self._embedder.fit(texts)
-            Z = self._embed(texts)
-            if self._dim is not None and Z.shape[1] != self._dim:
+                embedder = self._make_embedder()
+                if embedder is not self.embedder:  # a fresh or cloned embedder
+                    embedder.fit(texts)
+            else:
+                embedder = self.embedder_
+            Z = self._embed(texts, embedder)
+            if index.dim is not None and Z.shape[1] != index.dim:
                 raise ValueError(f"the embedder's output width changed: {Z.shape[1]}, "
-                                 f"expected {self._dim}")
+                                 f"expected {index.dim}")
         else:
             if self.radius == "augment":
                 raise ValueError("radius='augment' needs text keys and an embedder; pass "
@@ -586,7 +486,7 @@ class HubnessBalancedCodebook(BaseEstimator):
             Z = validate_data(self, X, reset=first, dtype=np.float64)
         n = Z.shape[0]
         if edit_ids is None:
-            edits = np.arange(self._next_edit, self._next_edit + n, dtype=np.int64)
+            edits = np.arange(index.next_edit, index.next_edit + n, dtype=np.int64)
         else:
             raw = np.asarray(edit_ids)
             if raw.ndim != 1:
@@ -619,267 +519,91 @@ class HubnessBalancedCodebook(BaseEstimator):
                 raise ValueError(f"radii must be finite and >= 0; got min {np.nanmin(given_r)}"
                                  f"{' and NaN' if np.isnan(given_r).any() else ''}")
         Z = self._normalise(Z, warn_name="X")
-        if self._rng is None:
-            self._rng = _generator(self.random_state)
+        if index.rng is None:
+            index.rng = _generator(self.random_state)
         augment = given_r is None and self._text_mode() and self.radius in ("auto", "augment")
         aug_texts, prio = [], np.empty(n)
         for i in range(n):  # randomness drawn row by row: chunking does not change it
             if augment:
-                aug_texts.extend(_drop_words(texts[i], self.dropout, self._rng)
+                aug_texts.extend(_drop_words(texts[i], self.dropout, index.rng)
                                  for _ in range(self.n_radius_samples))
-            prio[i] = self._rng.random()
+            prio[i] = index.rng.random()
         if given_r is not None:
             r = given_r
         elif augment:
-            A = self._normalise(self._embed(aug_texts)).reshape(n, self.n_radius_samples, -1)
+            A = self._normalise(self._embed(aug_texts, embedder))
+            A = A.reshape(n, self.n_radius_samples, -1)
             gaps = np.sqrt(((A - Z[:, None, :]) ** 2).sum(axis=2))
             r = self.radius_scale * np.percentile(gaps, self.radius_percentile, axis=1)
         else:
             r = np.full(n, 0.0 if self.radius == "auto" else float(self.radius))
-        return Z, vals, edits, r, prio
+        return Z, vals, edits, r, prio, embedder
 
-    def _insert(self, X, values, edit_ids, radii):
+    def _insert(self, index, X, values, edit_ids, radii):
         start = time.perf_counter()
-        Z, vals, edits, r, prio = self._prepare(X, values, edit_ids, radii)
-        if self._dim is None:
-            self._dim = Z.shape[1]
-            self._grow(64)
+        Z, vals, edits, r, prio, embedder = self._prepare(index, X, values, edit_ids, radii)
+        if index.dim is None:
+            index.dim = Z.shape[1]
+            index.grow(64)
         merged = 0
         for i in range(Z.shape[0]):
-            merged += self._insert_one(Z[i], vals[i], int(edits[i]), float(r[i]),
-                                       float(prio[i]))
-        self._n_rows += Z.shape[0]
-        self._edits_seen.update(edits.tolist())
-        self._next_edit = max(self._next_edit, int(edits.max()) + 1)
+            merged += index.insert(Z[i], vals[i], int(edits[i]), float(r[i]), float(prio[i]))
+        index.n_rows += Z.shape[0]
+        index.edits_seen.update(edits.tolist())
+        index.next_edit = max(index.next_edit, int(edits.max()) + 1)
         if Z.shape[0] >= 10 and merged > 0.1 * Z.shape[0]:
             warnings.warn(f"{merged} of {Z.shape[0]} new keys were merged into existing keys "
                           f"(radii too large?)", UserWarning, stacklevel=4)
-        self._publish()
+        self._publish(index, embedder)
         self.fit_time_ = time.perf_counter() - start
         return self
 
-    def _insert_one(self, x, value, edit, r, prio):
-        """Insert one key; True when it was absorbed by an existing key."""
-        n = self._n
-        if n:
-            K = self._X[:n]
-            g = K @ x
-            xx = float(x @ x)
-            sq = np.maximum(self._sqn[:n] + xx - 2.0 * g, 0.0)
-            # exact differences where the expansion loses digits (near keys) or a merge may
-            # happen (overlapping balls); the expansion elsewhere
-            near = np.flatnonzero(sq <= 1e-6 * (self._sqn[:n] + xx)
-                                  + (r + self._radii[:n]) ** 2)
-            if near.size:
-                diff = K[near] - x
-                sq[near] = np.einsum("ij,ij->i", diff, diff)
-            eu = np.sqrt(sq)
-            if self.merge:
-                j = _merge_target(eu, r, self._radii[:n], self.merge_ioa,
-                                  self.merge_dist_frac)
-                if j >= 0:
-                    self._radii[j] = max(self._radii[j], eu[j] + r)
-                    if value and value not in self._values[j]:
-                        self._values[j] = f"{self._values[j]} {value}"
-                    self._mcount[j] += 1
-                    self._edit_sets[j].add(edit)
-                    return True
-            d = eu if self.metric == "euclidean" else np.maximum(1.0 - g, 0.0)
-        self._grow(n + 1)
-        self._X[n] = x
-        self._sqn[n] = x @ x
-        self._radii[n] = r
-        self._prio[n] = prio
-        self._edit[n] = edit
-        self._mcount[n] = 0
-        self._values.append(value)
-        self._edit_sets.append({edit})
-        L = self._L
-        if n:
-            kn = self._knn[:n]
-            rows = np.flatnonzero(d < kn[:, -1])
-            if rows.size:
-                block = np.concatenate([kn[rows], d[rows, None]], axis=1)
-                block.sort(axis=1)
-                kn[rows] = block[:, :L]
-            m = min(L, n)
-            self._knn[n, :m] = np.sort(np.partition(d, m - 1)[:m] if m < n else d)
-            self._sum_d[:n] += d
-            self._sum_d2[:n] += d * d
-            self._sum_d[n] = d.sum()
-            self._sum_d2[n] = (d * d).sum()
-            self._sample_add(n, d, prio)
-        else:
-            self._sample_add(0, np.zeros(0), prio)
-        self._n = n + 1
-        return False
-
-    def _sample_add(self, idx, d, prio):
-        """Enter key ``idx`` (distances ``d`` to keys 0..idx-1) into the gate sample if due.
-
-        The sample holds the ``reject_sample`` keys of smallest priority with their pairwise
-        distances in a preallocated buffer (slots in insertion order until the sample is
-        full; then a new key takes the slot of the key it replaces). Each slot also keeps the
-        sorted smallest distances to the sample keys inserted before it (a prefix), from
-        which the gate's percentile is usually found without scanning every pair.
-        """
-        s = self._samp_n
-        M = self._samp_M
-        if s >= self.reject_sample:  # full: the new key replaces the largest priority
-            samp = self._samp[:s]
-            worst = int(np.argmax(self._prio[samp]))
-            if prio >= self._prio[samp[worst]]:
-                return
-            old_key = samp[worst]
-            row = d[samp]
-            row[worst] = 0.0
-            samp[worst] = idx
-            M[worst, :s] = row
-            M[:s, worst] = row
-            # the replaced key leaves the prefixes of the keys inserted after it
-            later = self._samp[:s] > old_key
-            later[worst] = False
-            self._pre_cnt[:s][later] -= 1
-            hit = np.flatnonzero((self._pre_idx[:s] == worst).any(axis=1) & later)
-            for b in hit:
-                keep = self._pre_idx[b] != worst
-                n_keep = int(keep[: self._pre_len[b]].sum())
-                self._pre[b, :n_keep] = self._pre[b][keep][:n_keep]
-                self._pre_idx[b, :n_keep] = self._pre_idx[b][keep][:n_keep]
-                self._pre[b, n_keep:] = np.inf
-                self._pre_len[b] = n_keep
-            others = np.flatnonzero(np.arange(s) != worst)
-            self._set_prefix(worst, row[others], others)
-            return
-        if s + 1 > M.shape[0]:
-            cap = min(max(64, 2 * M.shape[0]), self.reject_sample)
-            grown = np.zeros((cap, cap))
-            grown[:s, :s] = M[:s, :s]
-            samp = np.zeros(cap, dtype=np.int64)
-            samp[:s] = self._samp[:s]
-            self._samp_M, self._samp, M = grown, samp, grown
-            K = self._pre_k
-            for name, fill, dt in (("_pre", np.inf, np.float64), ("_pre_idx", -1, np.int64)):
-                new = np.full((cap, K), fill, dtype=dt)
-                new[:s] = getattr(self, name)[:s]
-                setattr(self, name, new)
-            for name in ("_pre_len", "_pre_cnt"):
-                new = np.zeros(cap, dtype=np.int64)
-                new[:s] = getattr(self, name)[:s]
-                setattr(self, name, new)
-        row = d[self._samp[:s]]
-        M[s, :s] = row
-        M[:s, s] = row
-        M[s, s] = 0.0
-        self._samp[s] = idx
-        self._set_prefix(s, row, np.arange(s))
-        self._samp_n = s + 1
-
-    def _set_prefix(self, slot, row, slots):
-        """Prefix of ``slot``: the smallest of its distances ``row`` to earlier ``slots``."""
-        K = self._pre_k
-        m = min(K, row.size)
-        if m < row.size:
-            part = np.argpartition(row, m - 1)[:m]
-        else:
-            part = np.arange(row.size)
-        order = part[np.argsort(row[part], kind="stable")]
-        self._pre[slot] = np.inf
-        self._pre_idx[slot] = -1
-        self._pre[slot, :m] = row[order]
-        self._pre_idx[slot, :m] = slots[order]
-        self._pre_len[slot] = m
-        self._pre_cnt[slot] = row.size
-
-    def _refill_prefixes(self, slots, K=None):
-        """Recompute the prefixes of ``slots`` from the sample's distance matrix."""
-        s = self._samp_n
-        if K is not None:  # widen every prefix
-            self._pre_k = K
-            cap = self._pre.shape[0]
-            self._pre = np.full((cap, K), np.inf)
-            self._pre_idx = np.full((cap, K), -1, dtype=np.int64)
-            slots = np.arange(s)
-        keys = self._samp[:s]
-        for b in slots:
-            earlier = np.flatnonzero(keys < keys[b])
-            self._set_prefix(b, self._samp_M[b, earlier], earlier)
-
-    def _prefix_threshold(self, p, scale):
-        """Exact linear percentile ``p`` of ``prefix_distance / scale`` over all sample pairs.
-
-        The order statistics needed lie in the union of the prefixes as soon as every
-        incomplete prefix ends at or above them; prefixes that do not are refilled (or all
-        widened) until that holds.
-        """
-        s = self._samp_n
-        n_pairs = s * (s - 1) // 2
-        lo, hi, t = _virtual_index(n_pairs, p)
-        while True:
-            U = self._pre[:s] / scale[:, None]
-            n_finite = int(self._pre_len[:s].sum())
-            if hi < n_finite:
-                part = np.partition(U.ravel(), [lo, hi] if hi > lo else [lo])
-                v_lo, v_hi = part[lo], part[hi]
-                length = self._pre_len[:s]
-                last = np.where(length > 0,
-                                U[np.arange(s), np.maximum(length - 1, 0)], -np.inf)
-                bad = np.flatnonzero((length < self._pre_cnt[:s]) & (last < v_hi))
-                if bad.size == 0:
-                    return float(_lerp(v_lo, v_hi, t))
-            else:
-                bad = np.flatnonzero(self._pre_len[:s] < self._pre_cnt[:s])
-            full = self._pre_len[bad] >= self._pre_k
-            if full.any() or bad.size > s // 4:
-                self._refill_prefixes(None, K=min(2 * self._pre_k, max(s, 1)))
-            else:
-                self._refill_prefixes(bad)
-
-    def _publish(self):
-        n = self._n
-        self.keys_ = self._X[:n]
-        self.radii_ = self._radii[:n]
-        self.values_ = list(self._values)
-        self.key_edit_ids_ = self._edit[:n]
-        self.key_edit_sets_ = [frozenset(s) for s in self._edit_sets]
-        self.merge_count_ = self._mcount[:n]
+    def _publish(self, index, embedder):
+        self.index_ = index
+        n = index.n
+        self.keys_ = index.X[:n]
+        self.radii_ = index.radii[:n]
+        self.values_ = list(index.values)
+        self.key_edit_ids_ = index.edit[:n]
+        self.key_edit_sets_ = [frozenset(s) for s in index.edit_sets]
+        self.merge_count_ = index.mcount[:n]
         self.n_keys_ = n
-        self.n_edits_ = len(self._edits_seen)
-        self.n_merged_ = int(self._mcount[:n].sum())
-        self.embedder_ = self._embedder
-        if n > 1 and self.hubness_knn > n - 1 and not self._noted_knn:
-            self._noted_knn = True
+        self.n_edits_ = len(index.edits_seen)
+        self.n_merged_ = int(index.mcount[:n].sum())
+        self.embedder_ = embedder
+        if n > 1 and self.hubness_knn > n - 1 and not index.noted_knn:
+            index.noted_knn = True
             if self.scaling == "reasonedit":
                 warnings.warn(f"hubness_knn={self.hubness_knn} >= the {n} keys: sigma uses the "
                               f"{n - 1} other keys (a global scale; the correction is weak)",
                               UserWarning, stacklevel=5)
-        self._stats = self._key_stats()
-        self.sigma_ = self._stats["sigma"]
+        index.stats = self._key_stats()
+        self.sigma_ = index.stats["sigma"]
         self.reject_threshold_ = self._threshold()
         self.offset_ = -self.reject_threshold_
 
     # -- scales ----------------------------------------------------------------------------------
     def _key_stats(self):
-        n = self._n
+        n = self.index_.n
         stats = {}
         if n == 1:
             stats["sigma"] = np.ones(1)
             return stats
-        kn = self._knn[:n]
+        kn = self.index_.knn[:n]
         m = min(self.hubness_knn, n - 1)
         stats["sigma"] = np.median(kn[:, :m], axis=1)
         kk = min(self.scaling_k, n - 1)
         stats["s_local"] = kn[:, kk - 1].copy()
         stats["mu_local"] = kn[:, :kk].mean(axis=1)
-        mu = self._sum_d[:n] / (n - 1)
+        mu = self.index_.sum_d[:n] / (n - 1)
         stats["mu_all"] = mu
-        stats["sd_all"] = np.sqrt(np.maximum(self._sum_d2[:n] / (n - 1) - mu * mu, 0.0))
+        stats["sd_all"] = np.sqrt(np.maximum(self.index_.sum_d2[:n] / (n - 1) - mu * mu, 0.0))
         return stats
 
     def _scale(self, D, cols=None, q_stats=None):
         """Scaled dissimilarity of rows of distances ``D`` (queries) to keys ``cols``."""
-        st = self._stats
-        if self.scaling is None or self._n == 1:
+        st = self.index_.stats
+        if self.scaling is None or self.index_.n == 1:
             return D
         sel = slice(None) if cols is None else cols
         if self.scaling == "reasonedit":
@@ -911,8 +635,8 @@ class HubnessBalancedCodebook(BaseEstimator):
     def _threshold(self):
         if self.reject_percentile == 0:
             return math.inf
-        s = self._samp_n
-        samp = self._samp[:s]
+        s = self.index_.samp_n
+        samp = self.index_.samp[:s]
         if s < 2:
             warnings.warn("rejection gate is open: 1 key (no key pair to calibrate it on); "
                           "every query is accepted", UserWarning, stacklevel=6)
@@ -921,12 +645,12 @@ class HubnessBalancedCodebook(BaseEstimator):
         if self.reject_warmup == "stat":
             p = max(p, 100.0 / self.n_edits_)
         if self.scaling in (None, "reasonedit") and self.reject_warmup != "flat":
-            scale = (self._stats["sigma"][samp] + self.eps if self.scaling == "reasonedit"
+            scale = (self.index_.stats["sigma"][samp] + self.eps if self.scaling == "reasonedit"
                      else np.ones(s))
-            return self._prefix_threshold(p, scale)
+            return self.index_.prefix_threshold(p, scale)
         mask, ia, ib = _triu(s)
-        D = self._samp_M[:s, :s][mask]  # slot pairs ia < ib, row-major
-        st = {k: v[samp] for k, v in self._stats.items()}
+        D = self.index_.samp_M[:s, :s][mask]  # slot pairs ia < ib, row-major
+        st = {k: v[samp] for k, v in self.index_.stats.items()}
         if self.scaling == "reasonedit" and not bool(np.all(samp[1:] > samp[:-1])):
             # slots left insertion order once the sample was full: the later key of a pair
             # is the one with the larger key index
@@ -935,7 +659,7 @@ class HubnessBalancedCodebook(BaseEstimator):
         else:
             vals = self._pair_scaled(D, ia, ib, st)
         if self.reject_warmup == "flat":
-            e = self._edit[samp]
+            e = self.index_.edit[samp]
             diff = e[ia] != e[ib]
             if not diff.any():
                 warnings.warn("rejection gate is open: 1 edit (no key pair of different edits "
@@ -947,7 +671,7 @@ class HubnessBalancedCodebook(BaseEstimator):
 
     def _pair_scaled(self, D, a, b, st=None):
         """Scaled dissimilarity of key pairs (a as the query, b as the key; a earlier)."""
-        st = self._stats if st is None else st
+        st = self.index_.stats if st is None else st
         if self.scaling is None:
             return D
         if self.scaling == "reasonedit":
@@ -966,7 +690,12 @@ class HubnessBalancedCodebook(BaseEstimator):
         K = self.keys_
         if self.metric == "cosine":
             return np.maximum(1.0 - Q @ K.T, 0.0)
-        sq = np.einsum("ij,ij->i", Q, Q)[:, None] + self._sqn[: self._n][None, :] - 2 * Q @ K.T
+        # Euclidean distances do not depend on the origin: measured from the keys' centre, the
+        # expansion |q|^2 + |k|^2 - 2 q.k does not cancel for keys far from the origin
+        centre = K.mean(axis=0)
+        K, Q = K - centre, Q - centre
+        sq = (np.einsum("ij,ij->i", Q, Q)[:, None] + np.einsum("ij,ij->i", K, K)[None, :]
+              - 2 * Q @ K.T)
         return np.sqrt(np.maximum(sq, 0.0))
 
     def _delta(self, Q):
@@ -978,7 +707,7 @@ class HubnessBalancedCodebook(BaseEstimator):
         if self.cap_edits <= 0 or self.cap_edits >= edits.size:
             return None
         counts = np.bincount(inv).astype(np.float64)
-        C = np.zeros((edits.size, self._dim))
+        C = np.zeros((edits.size, self.index_.dim))
         np.add.at(C, inv, self.keys_)
         C /= counts[:, None]
         sig = np.bincount(inv, weights=self.sigma_) / counts
@@ -1160,7 +889,7 @@ class HubnessBalancedCodebook(BaseEstimator):
         check_is_fitted(self)
         if X is not None:
             return self._delta(self._query_vectors(X))
-        n = self._n
+        n = self.index_.n
         D = self._distances(self.keys_)
         np.fill_diagonal(D, 0.0)
         if self.scaling is None or n == 1:

@@ -31,678 +31,28 @@ from ..utils._weights import (
     newest_rows_holding,
     weighted_rank_value,
 )
-
-__all__ = ["ESERegressor", "PerSystemRegressor", "last_window", "sliding_window"]
-
-
-# --------------------------------------------------------------------------------------------
-# windows
-# --------------------------------------------------------------------------------------------
-def _check_positive_int(value, name):
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise TypeError(f"{name} must be an int >= 1; got {value!r} of type "
-                        f"{type(value).__name__}.")
-    if value < 1:
-        raise ValueError(f"{name} must be an int >= 1; got {value}.")
-    return int(value)
-
-
-def _as_panel(Y, name="Y"):
-    """Return (values (T, n) float64, is_1d, pandas kind or None, columns, index)."""
-    import pandas as pd
-
-    kind = columns = index = None
-    if isinstance(Y, pd.DataFrame):
-        kind, columns, index = "frame", list(Y.columns), Y.index
-    elif isinstance(Y, pd.Series):
-        kind, columns, index = "series", [Y.name if Y.name is not None else "y"], Y.index
-    try:
-        values = np.asarray(Y, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must hold numbers; conversion to float64 failed: {exc}") from exc
-    if values.ndim > 2 or values.ndim == 0:
-        raise ValueError(f"{name} must be 1-D (n_timesteps,) or 2-D (n_timesteps, n_systems); "
-                         f"got an array with {values.ndim} dimensions, shape {values.shape}.")
-    is_1d = values.ndim == 1
-    if is_1d:
-        values = values[:, None]
-    if columns is None:
-        columns = list(range(values.shape[1]))
-    bad = ~np.isfinite(values)
-    if bad.any():
-        rows, cols = np.nonzero(bad)
-        n_nan = int(np.isnan(values).sum())
-        what = f"{n_nan} NaN" if n_nan else f"{int(bad.sum())} infinite"
-        col = columns[cols[0]]
-        raise ValueError(f"{name} contains {what} values, first at row {rows[0]}, column "
-                         f"{col!r}; fill or drop them before building windows.")
-    return values, is_1d, kind, columns, index
-
-
-def sliding_window(Y, n_lags, horizon=1):
-    """Turn a panel of systems into a lag matrix and a target for :class:`ESERegressor`.
-
-    Row ``r`` holds the window ``Y[r : r + n_lags]`` (oldest first) of every system, system by
-    system, and its target is ``Y[r + n_lags + horizon - 1]``.
-
-    Parameters
-    ----------
-    Y : array-like of shape (n_timesteps, n_systems) or (n_timesteps,)
-        The panel, one column per system, rows in time order (float; units of the data). A
-        :class:`pandas.DataFrame` or :class:`pandas.Series` gives pandas outputs.
-    n_lags : int
-        Window length ``p`` (time steps, >= 1).
-    horizon : int, default=1
-        Forecast horizon ``h`` (time steps, >= 1).
-
-    Returns
-    -------
-    X : ndarray or DataFrame of shape (n_windows, n_systems * n_lags)
-        Float64; ``X[r, i * n_lags + k] = Y[r + k, i]`` (system-major, oldest to newest), so
-        ``X.reshape(n_windows, n_systems, n_lags)`` is a view. ``n_windows = n_timesteps -
-        n_lags - horizon + 1``. Pandas columns are ``f"{col}_lag{j}"`` (``_lag1`` newest),
-        indexed by the target's labels.
-    y : ndarray or DataFrame of shape (n_windows, n_systems) or (n_windows,)
-        Float64 targets; 1-D (or a Series) when ``Y`` was.
-
-    Raises
-    ------
-    ValueError
-        If ``n_lags`` or ``horizon`` is < 1, ``Y`` has more than 2 dimensions, too few time
-        steps for the window and horizon, or NaN/infinite values (the message gives the count
-        and the first position).
-    TypeError
-        If ``n_lags`` or ``horizon`` is not an int, or ``Y`` is not numeric.
-
-    See Also
-    --------
-    last_window : The window that forecasts past the end of the panel.
-    ESERegressor : The estimator these windows feed.
-
-    References
-    ----------
-    .. [1] Xu, Song, Gao, Liu. "Once-for-All: Scalable Simultaneous Forecasting via Equilibrium
-       State Estimation". ICML 2026, arXiv:2606.13285.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_icml26.forecasting import sliding_window
-    >>> X, y = sliding_window(np.arange(12).reshape(6, 2), n_lags=3)
-    >>> X[0]
-    array([0., 2., 4., 1., 3., 5.])
-    >>> y[0]
-    array([6., 7.])
-    """
-    n_lags = _check_positive_int(n_lags, "n_lags")
-    horizon = _check_positive_int(horizon, "horizon")
-    values, is_1d, kind, columns, index = _as_panel(Y)
-    n_timesteps, n_systems = values.shape
-    n_windows = n_timesteps - n_lags - horizon + 1
-    if n_windows < 1:
-        raise ValueError(f"Y has {n_timesteps} time steps; n_lags={n_lags} and horizon={horizon} "
-                         f"need at least {n_lags + horizon}.")
-    windows = np.lib.stride_tricks.sliding_window_view(values, n_lags, axis=0)[:n_windows]
-    X = np.ascontiguousarray(windows).reshape(n_windows, n_systems * n_lags)
-    y = values[n_lags + horizon - 1:].copy()
-    if is_1d:
-        y = y[:, 0]
-    if kind is None:
-        return X, y
-    import pandas as pd
-
-    target_index = index[n_lags + horizon - 1:]
-    names = [f"{col}_lag{n_lags - k}" for col in columns for k in range(n_lags)]
-    X = pd.DataFrame(X, index=target_index, columns=names)
-    if kind == "series":
-        y = pd.Series(y, index=target_index, name=columns[0])
-    else:
-        y = pd.DataFrame(y, index=target_index, columns=columns)
-    return X, y
-
-
-def last_window(Y, n_lags):
-    """The newest window of a panel, to forecast ``horizon`` steps past its end.
-
-    Parameters
-    ----------
-    Y : array-like of shape (n_timesteps, n_systems) or (n_timesteps,)
-        The panel (float, rows in time order); pandas gives a DataFrame.
-    n_lags : int
-        Window length (time steps, >= 1), as used in :func:`sliding_window`.
-
-    Returns
-    -------
-    X : ndarray or DataFrame of shape (1, n_systems * n_lags)
-        Float64, laid out as the rows of :func:`sliding_window`; ``est.predict(X)`` forecasts
-        time ``n_timesteps - 1 + horizon``.
-
-    Raises
-    ------
-    ValueError
-        If ``Y`` has fewer than ``n_lags`` time steps, more than 2 dimensions or non-finite
-        values.
-    TypeError
-        If ``n_lags`` is not an int.
-
-    References
-    ----------
-    .. [1] Xu, Song, Gao, Liu. "Once-for-All: Scalable Simultaneous Forecasting via Equilibrium
-       State Estimation". ICML 2026, arXiv:2606.13285.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_icml26.forecasting import last_window
-    >>> last_window(np.arange(12).reshape(6, 2), n_lags=3)
-    array([[ 6.,  8., 10.,  7.,  9., 11.]])
-    """
-    n_lags = _check_positive_int(n_lags, "n_lags")
-    values, _, kind, columns, index = _as_panel(Y)
-    if values.shape[0] < n_lags:
-        raise ValueError(f"Y has {values.shape[0]} time steps; n_lags={n_lags} needs at least "
-                         f"{n_lags}.")
-    X = values[-n_lags:].T.reshape(1, -1).copy()
-    if kind is None:
-        return X
-    import pandas as pd
-
-    names = [f"{col}_lag{n_lags - k}" for col in columns for k in range(n_lags)]
-    return pd.DataFrame(X, index=index[-1:], columns=names)
-
-
-# --------------------------------------------------------------------------------------------
-# equilibrium shares
-# --------------------------------------------------------------------------------------------
-def _window_totals(W):
-    """Totals ``M[r, tau] = sum_i W[r, i, tau]`` (N, p) of windows W (N, n, p).
-
-    ``einsum`` adds the systems in the same order as ``W.sum(axis=1)`` (the result is the
-    same to the bit) and runs about 3x faster on C-ordered windows, whose reduced axis is not
-    the contiguous one.
-    """
-    return np.einsum("rip->rp", W)
-
-
-def _totals(W):
-    """Window totals M (N, p) and the mask of valid steps (positive, finite total)."""
-    M = _window_totals(W)
-    valid = np.isfinite(M) & (M > 0)
-    return M, valid
-
-
-def _closed_form_shares(W, damping, M=None):
-    """Exact fixed point: weighted mean of the valid proportions, weights (1-lam)^(p-tau).
-
-    ``M`` may give the window totals (N, p) when the caller has them.
-    """
-    N, n, p = W.shape
-    if M is None:
-        M, valid = _totals(W)
-    else:
-        valid = np.isfinite(M) & (M > 0)
-    weights = np.power(1.0 - damping, np.arange(p - 1, -1, -1, dtype=np.float64))  # 0**0 = 1
-    w = np.where(valid, weights[None, :], 0.0)
-    safe_M = np.where(valid, M, 1.0)
-    num = np.einsum("rip,rp->ri", W, w / safe_M)
-    denom = w.sum(axis=1)
-    ok = denom > 0
-    e = np.full((N, n), 1.0 / n)
-    e[ok] = num[ok] / denom[ok, None]
-    return e
-
-
-# candidate values of damping="auto" and share_trend="auto" (time-ordered selection in fit)
-DAMPING_GRID = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
-SHARE_TREND_GRID = (0.0, 0.5, 1.0)
-
-
-def _share_kernels(M, valid, candidates, horizon):
-    """Linear share filters of every window and candidate ``(damping, share trend)``.
-
-    For damping ``lam`` the weights are ``w_tau = (1 - lam) ** (p - tau)`` on valid steps (0
-    elsewhere) and the step times ``t_tau = tau - p`` (0 at the newest step). The weighted mean
-    proportions ``s_bar_i = sum_tau w_tau W_{i,tau} / (M_tau sum(w))`` (the closed-form
-    equilibrium shares) and the weighted least-squares slope of the proportions on ``t``
-    (``sum_tau w_tau (t_tau - t_bar) W_{i,tau} / (M_tau sum(w) var_w(t))``, zero where the
-    weighted spread of ``t`` vanishes) are both linear in the window's values, and so are the
-    trend shares before their clip, ``e = s_bar + phi * slope * (horizon - t_bar)``: one
-    coefficient vector per row and candidate, ``e_{r,i} = W[r, i, :] @ K[r, :, c]``, so that
-    one batched matrix product gives every candidate's shares.
-
-    Returns ``K`` (N, p, n_candidates) and ``ok`` (N, n_candidates): where a row has no
-    step of positive weight (no valid step, or, at damping 1, an invalid newest step) ``K`` is
-    0 and the shares are uniform.
-    """
-    N, p = M.shape
-    t = np.arange(-(p - 1), 1, dtype=np.float64)
-    inv_M = np.where(valid, 1.0 / np.where(valid, M, 1.0), 0.0)
-    K = np.empty((N, p, len(candidates)))
-    ok_all = np.empty((N, len(candidates)), dtype=bool)
-    for lam in dict.fromkeys(lam for lam, _ in candidates):  # unique, in order
-        w = valid * np.power(1.0 - lam, -t)[None, :]  # 0**0 = 1
-        denom = w.sum(axis=1)
-        ok = denom > 0
-        safe_denom = np.where(ok, denom, 1.0)
-        t_bar = (w @ t) / safe_denom
-        dt = t[None, :] - t_bar[:, None]
-        t_var = (w * dt**2).sum(axis=1) / safe_denom
-        k_mean = w * inv_M / safe_denom[:, None]
-        flat = ~(t_var > 1e-12) | ~ok
-        k_slope = np.where(flat[:, None], 0.0,
-                           k_mean * dt / np.where(flat, 1.0, t_var)[:, None])
-        k_slope *= (horizon - t_bar)[:, None]
-        for c, (lam_c, trend) in enumerate(candidates):
-            if lam_c == lam:
-                K[:, :, c] = k_mean + trend * k_slope if trend else k_mean
-                ok_all[:, c] = ok
-    return K, ok_all
-
-
-def _kernel_shares(W, damping, trend, horizon, nonneg=None, M=None):
-    """Shares of windows W (N, n, p) for one damping and share trend (``stop="converge"``).
-
-    ``trend == 0`` gives the closed-form equilibrium shares (:func:`_closed_form_shares`);
-    otherwise the trend shares of :func:`_share_kernels`, clipped at 0 (windows without a
-    negative value) and renormalised by :func:`_finalize_shares`. ``M`` may give the window
-    totals.
-    """
-    if trend == 0:
-        return _closed_form_shares(W, damping, M)
-    if M is None:
-        M, valid = _totals(W)
-    else:
-        valid = np.isfinite(M) & (M > 0)
-    K, ok = _share_kernels(M, valid, [(damping, trend)], horizon)
-    e = np.matmul(W, K)[:, :, 0]
-    e[~ok[:, 0]] = 1.0 / W.shape[1]
-    return _finalize_shares(e, W, nonneg)
-
-
-def _candidate_errors(W, M, valid, Y, total, candidates, horizon, row_weights,
-                      nonneg=None, chunk_size=1 << 21):
-    """Weighted squared errors of the observed totals split by every candidate's shares.
-
-    For each row set ``s`` (a row of ``row_weights`` (n_sets, N): the weight of every window
-    in that set, 0 outside), returns ``out[s, i, c] = sum_r row_weights[s, r] * (total_r *
-    e_{r,i,c} - Y_{r,i}) ** 2`` (n_sets, n, n_candidates) for the ``candidates`` (damping,
-    trend) of :func:`_share_kernels`. The shares are those of :func:`_kernel_shares`: trend
-    shares (``trend > 0``) are clipped at 0 on windows without a negative value (``nonneg``,
-    every window when ``None``) and renormalised, equilibrium shares (``trend == 0``) are
-    used as they are.
-
-    One batched matrix product per chunk of about ``chunk_size`` values gives every
-    candidate's shares; nothing of the size of ``W`` is copied. On nonnegative windows with
-    positive totals the totals are folded into the filters, and a chunk whose shares are all
-    nonnegative skips the clip and the renormalisation (which then only divides by a sum
-    that is 1 up to rounding).
-    """
-    N, n, p = W.shape
-    K, ok = _share_kernels(M, valid, candidates, horizon)
-    n_cand = K.shape[2]
-    renorm = np.array([trend != 0 for _, trend in candidates])
-    fold = nonneg is None and bool(np.all(total > 0))
-    if fold:  # E = total * e straight from the product
-        K *= total[:, None, None]
-        factor_rows = total
-    else:
-        factor_rows = np.ones(N)
-    member = row_weights > 0
-    uniform = [bool(np.ptp(w[m]) == 0) if m.any() else True
-               for w, m in zip(row_weights, member, strict=True)]
-    out = np.zeros((row_weights.shape[0], n, n_cand))
-    step = max(1, chunk_size // max(1, n * n_cand))
-    # chunks never straddle a change of set membership
-    edges = [0, *(np.nonzero((member[:, 1:] != member[:, :-1]).any(axis=0))[0] + 1), N]
-    for a0, b0 in zip(edges[:-1], edges[1:], strict=True):
-        sets = np.nonzero(member[:, a0])[0]
-        if not sets.size:
-            continue
-        for a in range(a0, b0, step):
-            b = min(b0, a + step)
-            f = factor_rows[a:b]
-            E = np.matmul(W[a:b], K[a:b])  # (rows, n, n_candidates): f * e
-            if not ok[a:b].all():  # no step of positive weight: uniform shares
-                rows, cols = np.nonzero(~ok[a:b])
-                E[rows, :, cols] = (f[rows] / n)[:, None]
-            if not (fold and E.min() >= 0):  # clip and renormalise the trend shares
-                keep = slice(None) if nonneg is None else nonneg[a:b]
-                if renorm.any() and (nonneg is None or keep.all()):
-                    np.maximum(E, 0.0, out=E)  # the equilibrium shares are >= 0 there
-                elif renorm.any() and keep.any():
-                    E[keep] = np.maximum(E[keep], 0.0)
-                sums = np.einsum("ric->rc", E)
-                sums[:, ~renorm] = f[:, None]
-                bad = ~(sums / f[:, None] > 0)
-                if bad.any():  # uniform shares, as _finalize_shares gives
-                    rows, cols = np.nonzero(bad)
-                    E[rows, :, cols] = (f[rows] / n)[:, None]
-                    sums[bad] = f[rows]
-                E *= (total[a:b, None] / sums)[:, None, :]
-            E -= Y[a:b, :, None]
-            if all(uniform[s] for s in sets):
-                sq = np.einsum("ric,ric->ic", E, E)
-                for s in sets:
-                    out[s] += row_weights[s, a] * sq
-            else:
-                np.square(E, out=E)
-                out += (row_weights[:, a:b] @ E.reshape(b - a, -1)).reshape(out.shape)
-    return out
-
-
-def _proportions(W):
-    """Proportions S (N, n, p) (zero at invalid steps), mask (N, p), newest valid (N, n)."""
-    N, n, p = W.shape
-    M, valid = _totals(W)
-    S = np.where(valid[:, None, :], W / np.where(valid, M, 1.0)[:, None, :], 0.0)
-    has_valid = valid.any(axis=1)
-    newest = p - 1 - np.argmax(valid[:, ::-1], axis=1)
-    s_last = np.full((N, n), 1.0 / n)
-    rows = np.nonzero(has_valid)[0]
-    s_last[rows] = S[rows, :, newest[rows]]
-    return S, valid, s_last
-
-
-# statsmodels' coint treats R^2 >= 1 - 100 sqrt(eps) as "perfectly collinear" (p-value 0)
-_COLLINEAR_R2 = 1.0 - 100.0 * np.sqrt(np.finfo(np.float64).eps)
-# a refinement sweep that moves the shares by less than this (L1, relative) has converged
-_STEP_TOL = 1e-12
-
-
-def _coint_pvalues(e, S):
-    """p-values of ``coint(e, S[:, k], trend="c", maxlag=0, autolag=None)`` for every column.
-
-    The augmented Engle-Granger test of statsmodels with no augmentation lag, computed here in
-    closed form so that it raises no warning (statsmodels' ``CollinearityWarning`` would reach
-    the user from worker threads): OLS of ``e`` on ``[1, S[:, k]]``; if its R^2 is at least
-    ``1 - 100 sqrt(eps)`` (or undefined) the p-value is 0, as in statsmodels; otherwise the
-    t-statistic of ``gamma`` in ``diff(r) = gamma r[:-1] + u`` on the residuals ``r`` (no
-    intercept) goes through MacKinnon's p-value surface (``N=2``, constant). ``nan`` where the
-    test is undefined.
-    """
-    from statsmodels.tsa.adfvalues import mackinnonp
-
-    n = e.shape[0]
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        ec = e - e.mean()
-        sc = S - S.mean(axis=0)
-        sxx = np.einsum("ik,ik->k", sc, sc)
-        b = np.where(sxx > 0, (sc.T @ ec) / np.where(sxx > 0, sxx, 1.0), 0.0)
-        r = ec[:, None] - sc * b
-        r2 = 1.0 - np.einsum("ik,ik->k", r, r) / (ec @ ec)
-        lag, dr = r[:-1], np.diff(r, axis=0)
-        lxx = np.einsum("ik,ik->k", lag, lag)
-        gamma = np.einsum("ik,ik->k", lag, dr) / lxx
-        u = dr - lag * gamma
-        sigma2 = np.einsum("ik,ik->k", u, u) / (n - 2)
-        tstat = gamma / np.sqrt(sigma2 / lxx)
-    pvalues = np.array([mackinnonp(t, regression="c", N=2) if np.isfinite(t)
-                        else (0.0 if t == -np.inf else np.nan) for t in tstat])
-    pvalues[~(r2 < _COLLINEAR_R2)] = 0.0
-    return pvalues
-
-
-def _fixed_point(S, valid, damping):
-    """Fixed point of the refinement from proportions: weights (1-lam)^(p-tau) on valid steps."""
-    N, n, p = S.shape
-    weights = np.power(1.0 - damping, np.arange(p - 1, -1, -1, dtype=np.float64))  # 0**0 = 1
-    w = np.where(valid, weights[None, :], 0.0)
-    denom = w.sum(axis=1)
-    ok = denom > 0
-    e = np.full((N, n), 1.0 / n)
-    e[ok] = np.einsum("rip,rp->ri", S[ok], w[ok]) / denom[ok, None]
-    return e
-
-
-# row status of the iterative stops
-_MET, _MAX_ITER, _NOT_COINTEGRATED = 0, 1, 2
-
-
-def _refine_shares(S, valid, s_last, e0, damping, max_iter, stop=None, tol=None):
-    """The paper's iterative refinement (Algorithm 1), vectorised over rows.
-
-    Returns the un-finalised shares (N, n), the sweeps run per row and each row's status:
-    ``_MET``, ``_MAX_ITER`` (the rule was not met within ``max_iter`` sweeps: the shares are
-    the last iterate) or ``_NOT_COINTEGRATED`` (``stop="cointegration"``: the iteration
-    converged but its fixed point fails the test). ``stop=None`` runs all ``max_iter`` sweeps.
-
-    ``stop="cointegration"`` means converged *and* cointegrated: a row stops once a sweep
-    moves its shares by less than ``_STEP_TOL`` (L1, relative); its shares are then the exact
-    fixed point, tested with :func:`_coint_pvalues` (p-value <= ``tol`` at every valid step).
-    The paper's rule alone fires at the first sweep: one sweep's iterate is affine in the
-    window's proportions, so its p-value is about 0 whatever the window.
-    """
-    N, n, p = S.shape
-    lam = float(damping)
-    e = np.array(e0, dtype=np.float64, copy=True)
-    lvec = np.ones((N, n))
-    n_iter = np.zeros(N, dtype=np.int64)
-    status = np.full(N, _MAX_ITER, dtype=np.int8)
-    active = np.arange(N)
-    for sweep in range(1, max_iter + 1):
-        ea, la = e[active], lvec[active]
-        Sa, Va = S[active], valid[active]
-        previous = ea
-        for tau in range(p):
-            upd = lam * (ea - Sa[:, :, tau]) + (1.0 - lam) * la
-            la = np.where(Va[:, tau, None], upd, (1.0 - lam) * la)
-        ea = ea - lam * la
-        e[active], lvec[active], n_iter[active] = ea, la, sweep
-        if stop is None:
-            continue
-        no_info = ~Va.any(axis=1)
-        if stop == "ted":
-            dist = np.linalg.norm(s_last[active] - ea, axis=1)
-            done = (np.sqrt(dist / np.sqrt(2.0)) < tol) | no_info
-            status[active[done]] = _MET
-        else:  # cointegration: converged and cointegrated
-            step = np.abs(ea - previous).sum(axis=1)
-            done = (step <= _STEP_TOL * np.maximum(1.0, np.abs(ea).sum(axis=1))) | no_info
-            rows = active[done]
-            e[rows] = _fixed_point(S[rows], valid[rows], lam)
-            for r in rows:
-                pvalues = _coint_pvalues(e[r], S[r][:, valid[r]])
-                ok = bool(np.all(np.isfinite(pvalues) & (pvalues <= tol)))
-                status[r] = _MET if ok else _NOT_COINTEGRATED
-        active = active[~done]
-        if active.size == 0:
-            break
-    return e, n_iter, status
-
-
-def _finalize_shares(e, W, nonneg=None):
-    """Clip at 0 when the window has no negative value; renormalise (uniform if sum <= 0).
-
-    ``nonneg`` (N,) may give the windows without a negative value, computed once by a caller
-    that finalises many candidates of the same windows.
-    """
-    n = e.shape[1]
-    if nonneg is None:
-        nonneg = ~(W < 0).any(axis=(1, 2))
-    e = np.where(nonneg[:, None], np.clip(e, 0.0, None), e)
-    total = e.sum(axis=1)
-    ok = total > 0
-    out = np.full_like(e, 1.0 / n)
-    out[ok] = e[ok] / total[ok, None]
-    return out
-
-
-def _rescaled_windows(W, nonneg=False):
-    """``W`` with each extreme row divided by a power of two (exact) so sums cannot overflow.
-
-    Shares are invariant to the scale of a window; rows whose largest magnitude is outside
-    ``[2**-500, 2**500]`` are brought to order one (the totals of values near 1e308 overflow,
-    subnormal values lose digits). Other rows, and ``W`` itself when no row is extreme, are
-    left untouched (no copy). ``ldexp`` scales the values by ``2**-exponent`` without forming
-    that factor, so only the extreme rows are touched. ``nonneg=True`` (the caller knows that
-    ``W`` has no negative value) skips the pass for the smallest values.
-    """
-    flat = W.reshape(W.shape[0], -1)
-    if not flat.shape[1]:
-        big = np.zeros(0)
-    elif nonneg:
-        big = flat.max(axis=1)
-    else:
-        big = np.maximum(flat.max(axis=1), -flat.min(axis=1))
-    extreme = (big > 0) & ((big > 2.0**500) | (big < 2.0**-500))
-    if not extreme.any():
-        return W
-    W = W.copy()
-    _, exponent = np.frexp(big[extreme])
-    # ldexp scales by 2**-exponent without forming it (2**1024 and 2**1074 overflow)
-    W[extreme] = np.ldexp(W[extreme], -exponent[:, None, None])
-    return W
-
-
-def _chunk_shares(W, init, attributes, damping, max_iter, stop, tol):
-    """Iterative shares of a block of windows: (shares, sweeps, status) per row."""
-    S, valid, s_last = _proportions(W)
-    if init == "uniform":
-        e0 = np.full(s_last.shape, 1.0 / W.shape[1])
-    elif init == "zeros":
-        e0 = np.zeros(s_last.shape)
-    else:
-        e0 = _attribute_init(attributes, s_last)
-    e, n_iter, status = _refine_shares(S, valid, s_last, e0, damping, max_iter, stop, tol)
-    return _finalize_shares(e, W), n_iter, status
-
-
-def _normalised_attributes(alpha):
-    """alpha' = (alpha - mean) / (max - min) per attribute over systems, constant ones dropped."""
-    span = alpha.max(axis=0) - alpha.min(axis=0)
-    keep = span > 0
-    return (alpha[:, keep] - alpha[:, keep].mean(axis=0)) / span[keep]
-
-
-def _attribute_init(attributes, s_last):
-    """e0_i = 1/n + (1/m') sum_k psi_k alpha'_{i,k}, psi = min-norm LS of s_last on alpha'."""
-    N, n = s_last.shape
-    e0 = np.full((N, n), 1.0 / n)
-    if attributes.ndim == 2:
-        A = _normalised_attributes(attributes)
-        if A.shape[1]:
-            psi = np.linalg.pinv(A) @ s_last.T  # (m', N)
-            e0 += (A @ psi).T / A.shape[1]
-        return e0
-    for r in range(N):
-        A = _normalised_attributes(attributes[r])
-        if A.shape[1]:
-            psi = np.linalg.lstsq(A, s_last[r], rcond=None)[0]
-            e0[r] += A @ psi / A.shape[1]
-    return e0
-
-
-# --------------------------------------------------------------------------------------------
-# aggregate model helpers
-# --------------------------------------------------------------------------------------------
-def _resolve_scaling(scaling, last, mean):
-    """ESE's rule: 'last' if every last total > 0, else 'mean' if every mean > 0, else None."""
-    if scaling != "auto":
-        return scaling
-    if np.all(last > 0):
-        return "last"
-    if np.all(mean > 0):
-        return "mean"
-    return None
-
-
-def _scale(A, scaling):
-    if scaling == "last":
-        return A[:, -1].copy()
-    if scaling == "mean":
-        return A.mean(axis=1)
-    return np.ones(A.shape[0])
-
-
-def _aic_orders(Z, target, sample_weight=None):
-    """AIC_k of OLS (intercept + last k columns of Z), k = 1..K, K = max(1, min(10, p, N-2)).
-
-    With frequency weights ``w`` the fit is weighted least squares, ``RSS`` the weighted sum of
-    squared residuals and ``N = sum(w)`` (rounded down in ``K``), which is the AIC of the rows
-    repeated by their (integer) weights.
-    """
-    n_rows, p = Z.shape
-    if sample_weight is None:
-        N, root = n_rows, None
-    else:
-        N, root = float(sample_weight.sum()), np.sqrt(sample_weight)
-    K = max(1, min(10, p, int(np.floor(N + 1e-9)) - 2))
-    aic = np.empty(K)
-    for k in range(1, K + 1):
-        design = np.column_stack([np.ones(n_rows), Z[:, p - k:]])
-        if root is None:
-            coef = np.linalg.lstsq(design, target, rcond=None)[0]
-            rss = float(np.sum((target - design @ coef) ** 2))
-        else:
-            coef = np.linalg.lstsq(design * root[:, None], target * root, rcond=None)[0]
-            rss = float(np.sum(sample_weight * (target - design @ coef) ** 2))
-        aic[k - 1] = N * np.log(max(rss / N, 1e-300)) + 2 * (k + 1)
-    return aic
-
-
-def _aggregate_forecast(A, scaling, k, estimator):
-    """Aggregate forecasts of window totals A (N, p) and the rows whose scale is <= 0.
-
-    Those rows (``bad``) get the newest total (persistence); the caller warns.
-    """
-    c = _scale(A, scaling)
-    bad = ~(c > 0)
-    safe_c = np.where(bad, 1.0, c)
-    aggregate = safe_c * np.asarray(
-        estimator.predict(A[:, A.shape[1] - k:] / safe_c[:, None]),
-        dtype=np.float64).reshape(-1)
-    aggregate[bad] = A[bad, -1]
-    return aggregate, bad
-
-
-def _check_scaled_training(c, scaling, what):
-    bad = ~(c > 0)
-    if bad.any():
-        raise ValueError(
-            f"scaling={scaling!r} needs a positive {what} in every training window; "
-            f"{int(bad.sum())} of {c.size} are <= 0; use scaling='auto' or None."
-        )
-
-
-def _target_names(y):
-    """System names of a pandas target (DataFrame columns or the Series name), else None."""
-    if hasattr(y, "columns"):
-        return np.asarray([str(c) for c in y.columns], dtype=object)
-    if hasattr(y, "name") and hasattr(y, "index") and getattr(y, "ndim", 0) == 1:
-        return np.asarray([str(y.name)], dtype=object)
-    return None
-
-
-def _as_pandas_like(y_pred, X, names, is_1d):
-    """Forecasts as a DataFrame (Series when 1-D) indexed like a pandas ``X``; else as is."""
-    if not hasattr(X, "iloc"):
-        return y_pred
-    import pandas as pd
-
-    if names is None:
-        names = [f"system{i}" for i in range(1 if is_1d else y_pred.shape[1])]
-    if is_1d:
-        return pd.Series(y_pred, index=X.index, name=names[0])
-    return pd.DataFrame(y_pred, index=X.index, columns=list(names))
-
-
-def _system_count(y, n_features):
-    n_systems = 1 if y.ndim == 1 else y.shape[1]
-    if n_features % n_systems:
-        raise ValueError(
-            f"X has {n_features} columns but y has {n_systems} columns (systems); X must hold "
-            f"n_systems * n_lags columns in system-major order, as built by "
-            f"sliding_window(Y, n_lags)."
-        )
-    return n_systems, n_features // n_systems
-
-
-def _smoke_panel():
-    """Windows (125, 20) and targets (125, 4) of a small positive panel (common tests)."""
-    from ..datasets import make_interacting_systems
-
-    Y, _, _ = make_interacting_systems(4, 130, random_state=0)
-    return sliding_window(Y, 5)
+from ._aggregate import (
+    _aggregate_forecast,
+    _aic_orders,
+    _as_pandas_like,
+    _check_scaled_training,
+    _resolve_scaling,
+    _scale,
+    _system_count,
+    _target_names,
+)
+from ._shares import (
+    _MAX_ITER,
+    _NOT_COINTEGRATED,
+    DAMPING_GRID,
+    SHARE_TREND_GRID,
+    _candidate_errors,
+    _chunk_shares,
+    _closed_form_shares,
+    _kernel_shares,
+    _rescaled_windows,
+    _window_totals,
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -804,8 +154,9 @@ class ESERegressor(RegressorMixin, BaseEstimator):
     n_jobs : int, default=None
         Jobs over row chunks of the iterative refinement (joblib); ``None`` means 1.
     verbose : int, default=0
-        Progress bar over rows of the iterative refinement when positive. Nothing is random,
-        so there is no ``random_state``.
+        When positive, show the progress of the iterative refinement over rows: a bar in a
+        terminal, one plain line per chunk of rows in a log. Nothing is random, so there is
+        no ``random_state``.
 
     Attributes
     ----------
@@ -847,6 +198,17 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         gives the sweeps of any window.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Column names of ``X`` when it had string column names.
+    system_names_ : ndarray of shape (n_systems_,) of str or None
+        Column names of a pandas ``y`` (the Series name for one system), which label the
+        forecasts of a pandas ``X``; ``None`` for array targets.
+    y_ndim_ : int
+        Dimensions of ``y`` in ``fit``: forecasts are 1-D when it was 1.
+    nonnegative_ : bool
+        Whether the training windows and targets were all nonnegative; the lower ends of the
+        intervals of nonnegative forecasts are then clipped at 0.
+    sigma_floor_ : ndarray of shape (n_systems_,)
+        Smallest residual scale of each system in :meth:`predict_interval` (1e-3 times the
+        mean absolute target; 1 for an all-zero system).
 
     See Also
     --------
@@ -862,13 +224,12 @@ class ESERegressor(RegressorMixin, BaseEstimator):
     the proportions), so one batched matrix product per block of validation windows scores
     all 19 distinct candidates; the calibration fit shares the window totals and that pass
     (its validation windows and the full fit's are scored together) and refits only the
-    aggregate model. At 10,000 systems (441 training windows of 10 steps, one thread) the
-    default fit and predict take about 3.7 times the paper's fixed-damping ESE and a fiftieth
-    of per-system :class:`~sklearn.linear_model.LinearRegression`. ``score`` is R^2 (scikit-learn's
+    aggregate model. Timings against the paper's fixed-damping ESE and per-system baselines
+    are in the :ref:`user guide <user_guide_ese>`. ``score`` is R^2 (scikit-learn's
     default); on panels of persistent or flat series compare with the random walk through
     :func:`sklearn_icml26.metrics.relative_rmse` or
-    :func:`sklearn_icml26.metrics.neg_relative_rmse_scorer`. With one system (1-D ``y``), the shares
-    are 1 and ESE is ``estimator`` on the scaled newest ``k`` lags; with ``scaling=None,
+    :func:`sklearn_icml26.metrics.neg_relative_rmse_scorer`. With one system (1-D ``y``), the
+    shares are 1 and ESE is ``estimator`` on the scaled newest ``k`` lags; with ``scaling=None,
     aggregate_lags=None`` it equals ``estimator.fit(X, y)``.
 
     References
@@ -955,10 +316,6 @@ class ESERegressor(RegressorMixin, BaseEstimator):
     def _get_test_params(cls):
         return [{}, {"stop": "ted", "max_iter": 3}]
 
-    @classmethod
-    def _get_smoke_data(cls):
-        return _smoke_panel()
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
@@ -1019,12 +376,12 @@ class ESERegressor(RegressorMixin, BaseEstimator):
             If ``X`` holds negative values and there are several systems. The equilibrium
             shares are proportions of nonnegative quantities (counts, volumes, prices);
             standardised or differenced inputs (e.g. a ``StandardScaler`` in front of the
-            estimator) make them meaningless, and on
-            COVID-19 Victoria (319 regions) a scaler in front doubles the RMSE. Feed the raw
-            series; ``scaling`` already normalises each system inside the estimator.
+            estimator) make them meaningless and usually worsen the forecasts (see the
+            :ref:`user guide <user_guide_ese>`). Feed the raw series; ``scaling`` already
+            normalises each system inside the estimator.
         """
         _check_numeric_target(y, "float targets, one column per system")
-        self._system_names = _target_names(y)
+        system_names = _target_names(y)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64,
                              ensure_min_samples=2)
         # weight 0 is the window removed: drop it here
@@ -1040,7 +397,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
                 f"in front) make them meaningless and usually worsen the forecasts. Feed the raw "
                 f"series; the `scaling` parameter already normalises each system.",
                 UserWarning, stacklevel=3)  # the caller of fit, above sklearn's _fit_context
-        self._y_1d = y.ndim == 1
+        self.system_names_, self.y_ndim_ = system_names, y.ndim
         n_systems, n_lags = _system_count(y, X.shape[1])
         if self.stop != "converge" and self.share_trend not in ("auto", 0):
             raise ValueError(f"share_trend={self.share_trend!r} needs stop='converge'; with "
@@ -1138,10 +495,10 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         """
         N = X.shape[0]
         Y2 = y.reshape(-1, 1) if y.ndim == 1 else y
-        self._nonnegative = not (has_negative or bool(y.min() < 0))
-        floor = 1e-3 * np.average(Y2 if self._nonnegative else np.abs(Y2), axis=0,
+        self.nonnegative_ = not (has_negative or bool(y.min() < 0))
+        floor = 1e-3 * np.average(Y2 if self.nonnegative_ else np.abs(Y2), axis=0,
                                   weights=sample_weight)
-        self._sigma_floor = np.where(floor > 0, floor, 1.0)
+        self.sigma_floor_ = np.where(floor > 0, floor, 1.0)
         self.calibration_scores_ = None
         self.calibration_weights_ = None
         n_cal = self._calibration_rows(N, sample_weight)
@@ -1244,11 +601,11 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         k = self.aggregate_lags_
         recent = W[:, :, W.shape[2] - k:]
         # windows at predict time may hold negatives although the training data did not
-        if not (self._nonnegative and recent.min(initial=0.0) >= 0):
+        if not (self.nonnegative_ and recent.min(initial=0.0) >= 0):
             recent = np.abs(recent)
         # einsum: a sum over the short last axis, faster than mean() there
         level = np.einsum("rik->ri", recent) / k
-        return np.maximum(level, self._sigma_floor)
+        return np.maximum(level, self.sigma_floor_)
 
     def _check_attributes(self, attributes, n_samples, in_fit):
         if attributes is None:
@@ -1309,7 +666,8 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         jobs = (delayed(_chunk_shares)(W[a:b], init, alpha(a, b), self.damping_, self.max_iter,
                                        self.stop, tol) for a, b in spans)
         results = Parallel(n_jobs=self.n_jobs, return_as="generator")(jobs)
-        bar = progress_bar(total=N, verbose=verbose, desc="ESE shares", unit="row")
+        bar = progress_bar(total=N, verbose=verbose, desc="ESE shares", unit="row",
+                           mininterval=0, miniters=1)  # a log line per chunk of rows
         parts = []
         for (a, b), res in zip(spans, results, strict=True):
             parts.append(res)
@@ -1396,7 +754,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         X_in = X
         X = validate_data(self, X, reset=False, dtype=np.float64)
         y_pred = self._predict_array(X, system_attributes)
-        return _as_pandas_like(y_pred, X_in, getattr(self, "_system_names", None), self._y_1d)
+        return _as_pandas_like(y_pred, X_in, self.system_names_, self.y_ndim_ == 1)
 
     def predict_interval(self, X, coverage=0.9, system_attributes=None):
         """Forecasts with split-conformal prediction intervals for every system.
@@ -1470,13 +828,13 @@ class ESERegressor(RegressorMixin, BaseEstimator):
             q = weighted_rank_value(scores, weights, rank)
         half = q[None, :] * self._sigma(self._windows(X))
         lower, upper = y_pred - half, y_pred + half
-        if self._nonnegative:  # nonnegative targets; a negative forecast keeps its lower end
+        if self.nonnegative_:  # nonnegative targets; a negative forecast keeps its lower end
             lower = np.where(y_pred >= 0, np.maximum(lower, 0.0), lower)
-        if self._y_1d:
+        if self.y_ndim_ == 1:
             lower, upper = lower[:, 0], upper[:, 0]
-        names = getattr(self, "_system_names", None)
-        return (_as_pandas_like(lower, X_in, names, self._y_1d),
-                _as_pandas_like(upper, X_in, names, self._y_1d))
+        names = self.system_names_
+        return (_as_pandas_like(lower, X_in, names, self.y_ndim_ == 1),
+                _as_pandas_like(upper, X_in, names, self.y_ndim_ == 1))
 
     def _predict_array(self, X, system_attributes):
         """Forecasts (ndarray) of validated windows."""
@@ -1491,196 +849,4 @@ class ESERegressor(RegressorMixin, BaseEstimator):
                 UserWarning, stacklevel=3,
             )
         y_pred = aggregate[:, None] * e
-        return y_pred[:, 0] if self._y_1d else y_pred
-
-
-# --------------------------------------------------------------------------------------------
-# PerSystemRegressor
-# --------------------------------------------------------------------------------------------
-def _fit_one(estimator, Wi, yi, scaling, k, sample_weight=None):
-    """Fit one system on its newest k lags: returns (fitted estimator, resolved scaling)."""
-    Wk = Wi[:, Wi.shape[1] - k:]
-    scaling = _resolve_scaling(scaling, Wk[:, -1], Wk.mean(axis=1))
-    c = _scale(Wk, scaling)
-    if scaling is not None:
-        _check_scaled_training(c, scaling, "last value" if scaling == "last" else "mean value")
-    return fit_with_weights(clone(estimator), Wk / c[:, None], yi / c, sample_weight), scaling
-
-
-class PerSystemRegressor(RegressorMixin, BaseEstimator):
-    """One regressor per system on its own lags: the baseline that ESE is compared with.
-
-    A clone of ``estimator`` is fitted on the newest ``n_lags`` lags of system ``i``'s block of
-    ``X`` to predict the system's next value. Features and target are divided by a scale
-    computed from those lags as in :class:`ESERegressor` (newest value, their mean or none,
-    resolved per system); a window whose scale is not positive is forecast by its newest
-    value (persistence, with a warning).
-    Unlike :class:`~sklearn.multioutput.MultiOutputRegressor`, each model sees only its own
-    system's ``n_lags`` columns.
-
-    Parameters
-    ----------
-    estimator : regressor, default=None
-        The per-system regressor; ``None`` means
-        :class:`~sklearn.linear_model.LinearRegression`.
-    n_lags : int, default=None
-        Number of newest lags of each system fed to its model (1 <= n_lags <= lags per
-        system); ``None`` uses all.
-    scaling : {"auto", "last", "mean"} or None, default="auto"
-        Per-system scale of features and target, as in :class:`ESERegressor` (``"auto"``:
-        ``"last"`` when every training window's newest value is positive, else ``"mean"`` when
-        every window mean is, else ``None``).
-    n_jobs : int, default=None
-        Jobs over systems (joblib); ``None`` means 1.
-
-    Attributes
-    ----------
-    estimators_ : list of regressor
-        The fitted per-system models (length ``n_systems_``).
-    scaling_ : list of {"last", "mean"} or None
-        The resolved scaling of each system.
-    n_systems_ : int
-        Number of systems (columns of ``y``; 1 for 1-D ``y``).
-    n_lags_ : int
-        Lags per system in ``X``.
-    n_features_in_ : int
-        Number of columns of ``X``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Column names of ``X`` when it had string column names.
-
-    See Also
-    --------
-    ESERegressor : One aggregate model split by equilibrium shares.
-
-    References
-    ----------
-    .. [1] Xu, Song, Gao, Liu. "Once-for-All: Scalable Simultaneous Forecasting via Equilibrium
-       State Estimation". ICML 2026, arXiv:2606.13285.
-
-    Examples
-    --------
-    >>> from sklearn_icml26.datasets import make_interacting_systems
-    >>> from sklearn_icml26.forecasting import PerSystemRegressor, sliding_window
-    >>> Y, _, _ = make_interacting_systems(4, 120, random_state=0)
-    >>> X, y = sliding_window(Y, n_lags=5)
-    >>> PerSystemRegressor(n_lags=3).fit(X, y).predict(X[-2:]).shape
-    (2, 4)
-    """
-
-    _parameter_constraints = {
-        "estimator": [HasMethods(["fit", "predict"]), None],
-        "n_lags": [Interval(Integral, 1, None, closed="left"), None],
-        "scaling": [StrOptions({"auto", "last", "mean"}), None],
-        "n_jobs": [Integral, None],
-    }
-
-    @classmethod
-    def _get_smoke_data(cls):
-        return _smoke_panel()
-
-    def __init__(self, estimator=None, *, n_lags=None, scaling="auto", n_jobs=None):
-        self.estimator = estimator
-        self.n_lags = n_lags
-        self.scaling = scaling
-        self.n_jobs = n_jobs
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        return tags
-
-    @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, sample_weight=None):
-        """Fit one clone of ``estimator`` per system.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_systems * n_lags)
-            Windows in system-major order (float; data units), see :func:`sliding_window`.
-        y : array-like of shape (n_samples, n_systems) or (n_samples,)
-            Targets (float; data units).
-        sample_weight : array-like of shape (n_samples,), default=None
-            Nonnegative frequency weight of each window (float), passed to every system's fit
-            (``estimator`` must accept it); windows of weight 0 are left out, also of the
-            ``scaling="auto"`` rule. ``None`` weighs every window alike.
-
-        Returns
-        -------
-        self : PerSystemRegressor
-            The fitted estimator.
-
-        Raises
-        ------
-        ValueError
-            If ``X``/``y`` hold NaN/inf, ``y`` is not numeric, their column counts do not
-            match, ``n_lags`` exceeds the lags per system, a fixed ``scaling`` meets a
-            non-positive training scale, or ``sample_weight`` is invalid (shape, negative or
-            non-finite values, all zero, fewer than 2 positive).
-        TypeError
-            If ``sample_weight`` is given and ``estimator`` does not accept it in ``fit``.
-        """
-        _check_numeric_target(y, "float targets, one column per system")
-        self._system_names = _target_names(y)
-        X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64,
-                             ensure_min_samples=2)
-        sample_weight, X, y = drop_zero_weights(check_sample_weight(sample_weight, X), X, y,
-                                                min_rows=2, owner="PerSystemRegressor",
-                                                what="window")
-        self._y_1d = y.ndim == 1
-        n_systems, p = _system_count(y, X.shape[1])
-        if self.n_lags is not None and self.n_lags > p:
-            raise ValueError(f"n_lags={self.n_lags} exceeds the {p} lags per system in X.")
-        k = p if self.n_lags is None else int(self.n_lags)
-        W = X.reshape(X.shape[0], n_systems, p)
-        Y2 = y.reshape(-1, 1) if y.ndim == 1 else y
-        estimator = LinearRegression() if self.estimator is None else self.estimator
-        fitted = Parallel(n_jobs=self.n_jobs)(
-            delayed(_fit_one)(estimator, W[:, i], Y2[:, i], self.scaling, k, sample_weight)
-            for i in range(n_systems)
-        )
-        self.estimators_ = [f[0] for f in fitted]
-        self.scaling_ = [f[1] for f in fitted]
-        self.n_systems_, self.n_lags_, self._k = n_systems, p, k
-        return self
-
-    def predict(self, X):
-        """Forecast every system with its own model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_systems * n_lags)
-            Windows as in :meth:`fit` (float; data units).
-
-        Returns
-        -------
-        y_pred : ndarray, DataFrame or Series of shape (n_samples, n_systems) or (n_samples,)
-            Float64 forecasts; 1-D when ``y`` was 1-D in ``fit``; pandas for a pandas ``X``, as
-            in :meth:`ESERegressor.predict`.
-
-        Raises
-        ------
-        ValueError
-            If ``X`` is invalid (NaN, wrong number of columns).
-        """
-        check_is_fitted(self)
-        X_in = X
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        W = X.reshape(X.shape[0], self.n_systems_, self.n_lags_)
-        p, k = self.n_lags_, self._k
-        out = np.empty((X.shape[0], self.n_systems_))
-        n_bad = 0
-        for i, (est, scaling) in enumerate(zip(self.estimators_, self.scaling_, strict=True)):
-            Wk = W[:, i, p - k:]
-            c = _scale(Wk, scaling)
-            bad = ~(c > 0)
-            safe_c = np.where(bad, 1.0, c)
-            pred = safe_c * np.asarray(est.predict(Wk / safe_c[:, None]),
-                                       dtype=np.float64).reshape(-1)
-            pred[bad] = Wk[bad, -1]
-            n_bad += int(bad.sum())
-            out[:, i] = pred
-        if n_bad:
-            warnings.warn(f"{n_bad} (row, system) pairs have a scale <= 0; their forecast is "
-                          f"the newest value (persistence).", UserWarning, stacklevel=2)
-        out = out[:, 0] if self._y_1d else out
-        return _as_pandas_like(out, X_in, getattr(self, "_system_names", None), self._y_1d)
+        return y_pred[:, 0] if self.y_ndim_ == 1 else y_pred

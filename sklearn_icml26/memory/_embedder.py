@@ -488,10 +488,3 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
     @classmethod
     def _get_test_params(cls):
         return [{"backend": "hashing"}]
-
-    @classmethod
-    def _get_smoke_data(cls):
-        words = ["red", "green", "apple", "pear", "river", "stone", "music", "garden"]
-        rng = np.random.default_rng(0)
-        X = [" ".join(rng.choice(words, size=4)) for _ in range(40)]
-        return X, None

@@ -1081,20 +1081,6 @@ default="learned"
         return [{"embedder": SentenceEmbedder(backend="hashing"), "n_steps": 5, "batch_size": 4,
                  "group_size": 4, "random_state": 0}]
 
-    @classmethod
-    def _get_smoke_data(cls):
-        # the question shares its code word with the fact turn and with no distractor
-        rng = np.random.default_rng(0)
-        X = []
-        for i in range(6):
-            code = f"item{1000 + i}"
-            chunks = [[f"note {2000 + 10 * i + t} line {j}" for j in range(3)] for t in range(4)]
-            t_ev = int(rng.integers(4))
-            chunks[t_ev][1] = f"the {code} is in the attic"
-            X.append({"question": f"where is the {code}", "chunks": chunks,
-                      "evidence": {(t_ev, 1)}})
-        return X, None
-
 
 # ---------------------------------------------------------------------------- episodes
 def make_planted_episodes(n_episodes=50, n_chunks=12, chunk_len=6, n_evidence=(1, 2),

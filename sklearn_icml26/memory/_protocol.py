@@ -10,6 +10,7 @@ from sklearn.base import clone
 from sklearn.utils import Bunch
 
 from ..metrics._qa import _answer_parts, _best_span_f1, locomo_f1, locomo_tokens
+from ..utils import progress_bar
 from ..utils._parallel import Parallel, delayed
 from ._embedder import SentenceEmbedder
 
@@ -203,7 +204,8 @@ def interleaved_memory_eval(memory, data=None, *, conversations=None, text="turn
     n_jobs : int, default=None
         Conversations in parallel (joblib); results do not depend on it.
     verbose : int, default=0
-        Print one line per conversation when > 0.
+        When positive, show the progress over conversations: a bar in a terminal, one plain
+        line per conversation (its asks and packets) in a log.
 
     Returns
     -------
@@ -264,8 +266,11 @@ def interleaved_memory_eval(memory, data=None, *, conversations=None, text="turn
               oracle_k=oracle_k, include_adversarial=include_adversarial, reader=reader)
     turns_by = dict(tuple(data.turns.groupby("conversation", sort=False)))
     qa_by = dict(tuple(data.qa.groupby("conversation", sort=False)))
-    outs = Parallel(n_jobs=n_jobs)(
+    outs = Parallel(n_jobs=n_jobs, return_as="generator")(
         delayed(_conversation_eval)(memory, turns_by[c], qa_by[c], **kw) for c in chosen)
+    # one line per conversation in a log (a bar in a terminal), as each one finishes
+    bar = progress_bar(total=len(chosen), verbose=verbose, desc="conversations",
+                       unit="conversation", mininterval=0, miniters=1, ncols=0)
     rows, ins, qry, stages = [], [], [], {}
     for c, (r, i, q, st) in zip(chosen, outs, strict=True):
         rows += r
@@ -273,8 +278,9 @@ def interleaved_memory_eval(memory, data=None, *, conversations=None, text="turn
         qry += q
         for name, vals in st.items():
             stages.setdefault(name, []).append(vals)
-        if verbose:
-            print(f"{c}: {len(r)} asks, {len(i)} packets")
+        bar.set_postfix_str(f"{c}: {len(r)} asks, {len(i)} packets", refresh=False)
+        bar.update()
+    bar.close()
     pq = pd.DataFrame(rows)
     metric_cols = [c for c in pq.columns if c.startswith(("recall_at", "hit_at", "oracle_f1"))
                    ] + ["rr", "context_recall", "context_tokens", "reader_f1", "memory_size"]

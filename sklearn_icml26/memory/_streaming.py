@@ -17,6 +17,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
+from ..utils._scaling import _pow2_scale
 from ._bm25 import IncrementalBM25, bm25_tokenize
 from ._embedder import SentenceEmbedder, check_texts
 
@@ -59,7 +60,14 @@ def keyword_text(text, extra_stop_words=()):
 
 
 def _l2_rows(M):
+    """Rows of ``M`` over their L2 norms (zero rows stay zero).
+
+    Each row is first divided by a power of two near its largest entry (exact), so that the
+    squares neither overflow (norms above ~1e154) nor underflow (below ~1e-162); ordinary rows
+    give bitwise the plain ``M / norm``.
+    """
     M = np.asarray(M, dtype=np.float64)
+    M = M / _pow2_scale(M, axis=-1)[..., None]
     norms = np.linalg.norm(M, axis=-1, keepdims=True)
     return np.divide(M, norms, out=np.zeros_like(M), where=norms > 0)
 
@@ -105,6 +113,8 @@ class _Store:
         self.windows = {}  # session -> deque of (text, vector, covers) of the last rows
         self.last_timestamp = None
         self.seen_covers = {}
+        self.latency = {name: [] for name in (*_INSERT_ROWS, *_QUERY_ROWS)}  # seconds per stage
+        self.warned = set()  # warnings given once per memory
         self._ids = None  # cached array of the live ids
 
     def live_ids(self):
@@ -244,6 +254,10 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
         Seconds of each insertion / query stage, one value per call / per query.
     n_features_in_ : int
         Vector width (numeric mode only).
+    store_ : object
+        Everything the memory holds, which ``partial_fit`` continues: item vectors, texts,
+        access counts, the lexical and HNSW indexes, session windows and the latency records
+        (an internal structure; the public views are the attributes above).
 
     See Also
     --------
@@ -358,8 +372,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
 
     def _reset(self):
         self._check_config()
-        self._store = _Store()
-        self._latency = {name: [] for name in (*_INSERT_ROWS, *_QUERY_ROWS)}
+        self.store_ = _Store()
         self.n_inserted_ = 0
         self.n_evicted_ = 0
         self.n_merged_ = 0
@@ -367,8 +380,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
         self.embedding_dim_ = None
         self.embedder_ = None
         if self.structure in _LEXICAL:
-            self._store.bm25 = IncrementalBM25(self.bm25_k1, self.bm25_b)
-        self._warned = set()
+            self.store_.bm25 = IncrementalBM25(self.bm25_k1, self.bm25_b)
 
     def _fit_embedder(self, texts):
         if not self._needs_vectors() and self.query != "prf":
@@ -493,7 +505,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
         if timestamps is None:
             timestamps = [None] * n
         self._check_order(timestamps)
-        st = self._store
+        st = self.store_
         steps = list(range(self.n_inserted_, self.n_inserted_ + n))
         cov = [_as_cover_set(c) for c in covers] if covers is not None else [
             frozenset([s]) for s in steps]
@@ -568,7 +580,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
             t_cons += time.perf_counter_ns() - t0
         self.n_inserted_ += n
         st._ids = np.fromiter(st.live, dtype=np.int64, count=len(st.live))  # queries reuse it
-        lat = self._latency
+        lat = self.store_.latency
         lat["insert_embed"].append(t_embed * 1e-9)
         lat["insert_unit"].append(t_unit * 1e-9)
         lat["insert_index"].append(t_index * 1e-9)
@@ -577,7 +589,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
         return self
 
     def _check_order(self, timestamps):
-        st = self._store
+        st = self.store_
         prev = st.last_timestamp
         for i, ts in enumerate(timestamps):
             if ts is None or isinstance(ts, str):
@@ -587,8 +599,8 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
                     backwards = ts < prev
                 except TypeError:
                     backwards = False
-                if backwards and "order" not in self._warned:
-                    self._warned.add("order")
+                if backwards and "order" not in self.store_.warned:
+                    self.store_.warned.add("order")
                     warnings.warn(f"timestamps[{i}] = {ts!r} is earlier than the previous "
                                   f"timestamp {prev!r}; StreamingMemory's time is the insertion "
                                   "step, timestamps only label items", UserWarning,
@@ -599,18 +611,18 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
     def _check_duplicate_covers(self, covers, steps):
         if covers is None:
             return
-        seen = self._store.seen_covers
+        seen = self.store_.seen_covers
         for c, s in zip(covers, steps, strict=True):
             for src in _as_cover_set(c):
-                if src in seen and "dup" not in self._warned:
-                    self._warned.add("dup")
+                if src in seen and "dup" not in self.store_.warned:
+                    self.store_.warned.add("dup")
                     warnings.warn(f"covers id {src!r} of step {s} was already inserted at step "
                                   f"{seen[src]}; both rows are kept (use consolidation='dedup' "
                                   "to merge repeats)", UserWarning, stacklevel=4)
                 seen.setdefault(src, s)
 
     def _add_item(self, step, text, v, toks, cset, session, timestamp):
-        st = self._store
+        st = self.store_
         iid = self.next_id_
         self.next_id_ += 1
         st.step[iid] = step
@@ -640,7 +652,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
     def _hnsw_add(self, iid, v):
         import hnswlib
 
-        st = self._store
+        st = self.store_
         if st.hnsw is None:
             seed = 100 if self.random_state is None else int(
                 check_random_state(self.random_state).randint(2**31 - 1))
@@ -654,7 +666,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
         st.hnsw.add_items(v[None, :].astype(np.float32), np.asarray([iid]))
 
     def _dedup(self, v, toks, cset):
-        st = self._store
+        st = self.store_
         if not st.live:
             return False
         ids = st.live_ids()
@@ -677,7 +689,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
         return False
 
     def _evict_one(self, t):
-        st = self._store
+        st = self.store_
         ids = st.live_ids()
         if self.consolidation == "fifo":
             key = st.step[ids].astype(np.float64)
@@ -690,7 +702,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
         self._remove(victim)
 
     def _remove(self, iid):
-        st = self._store
+        st = self.store_
         del st.live[iid]
         st._ids = None
         st.alive[iid] = False
@@ -714,7 +726,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
             Q = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
             return [None] * Q.shape[0], _l2_rows(Q)
         texts = check_texts(X, owner="StreamingMemory", allow_empty=True)
-        if any(not t.strip() for t in texts) and "empty" not in self._warned:
+        if any(not t.strip() for t in texts) and "empty" not in self.store_.warned:
             warnings.warn("empty query text: every item scores 0 and the newest items are "
                           "returned", UserWarning, stacklevel=3)
         if self.query == "keywords":
@@ -724,10 +736,10 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
 
     def _dense_scores(self, q, ids):
         # one matrix-vector product over the contiguous block of all ids, then the live ones
-        return (self._store.V[: self.next_id_] @ q.astype(np.float32))[ids]
+        return (self.store_.V[: self.next_id_] @ q.astype(np.float32))[ids]
 
     def _search_dense(self, q, n):
-        st = self._store
+        st = self.store_
         ids = st.live_ids()
         if self.structure == "hnsw":
             k = min(n, len(ids))
@@ -749,14 +761,14 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
         return ids[order], sc[order]
 
     def _search_bm25(self, toks, n):
-        st = self._store
+        st = self.store_
         ids = st.live_ids()
         sc = st.bm25.slot_scores(toks)[ids]  # slot == item id (items are added in id order)
         order = _rank(sc, ids, n)
         return ids[order], sc[order]
 
     def _prf_terms(self, toks, top_ids):
-        st = self._store
+        st = self.store_
         weights = {}
         qset = set(toks)
         bm = st.bm25 if st.bm25 is not None else IncrementalBM25(self.bm25_k1, self.bm25_b)
@@ -776,7 +788,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
 
     def _search(self, text, q, n):
         """Ranked (ids, scores, distances) of up to n live items for one formulated query."""
-        st = self._store
+        st = self.store_
         s = self.structure
         if s == "recency":
             ids = st.live_ids()[::-1][:n]
@@ -812,7 +824,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
 
     def _check_queryable(self, n_neighbors):
         check_is_fitted(self, "n_inserted_")
-        if not self._store.live and self.n_inserted_ == 0:
+        if not self.store_.live and self.n_inserted_ == 0:
             raise NotFittedError("StreamingMemory is empty: insert rows with partial_fit or "
                                  "fit before querying")
         k = self.n_neighbors if n_neighbors is None else n_neighbors
@@ -853,7 +865,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
             ``n_neighbors`` < 1, a width mismatch or NaN (numeric mode).
         """
         k = self._check_queryable(n_neighbors)
-        st = self._store
+        st = self.store_
         exclude = None
         if X is None:
             live = list(st.live)
@@ -884,14 +896,14 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
         return (dist, ind) if return_distance else ind
 
     def _record_query(self, t_form, t_search, t_int):
-        lat = self._latency
+        lat = self.store_.latency
         lat["query_formulate"].append(t_form)
         lat["query_search"].append(t_search)
         lat["query_integrate"].append(t_int)
         lat["query_total"].append(t_form + t_search + t_int)
 
     def _integrate(self, ids, scores, k):
-        st = self._store
+        st = self.store_
         budget = self.token_budget
 
         def ntok(i):
@@ -962,7 +974,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
             Before any insertion.
         """
         k = self._check_queryable(n_neighbors)
-        st = self._store
+        st = self.store_
         self._warn_padding(k, len(st.live), "retrieve")
         t0 = time.perf_counter_ns()
         texts, Q = self._query_inputs(X)
@@ -1034,42 +1046,42 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
     @property
     def n_items_(self):
         check_is_fitted(self, "n_inserted_")
-        return len(self._store.live)
+        return len(self.store_.live)
 
     @property
     def item_ids_(self):
         check_is_fitted(self, "n_inserted_")
-        return np.fromiter(self._store.live, dtype=np.int64, count=len(self._store.live))
+        return np.fromiter(self.store_.live, dtype=np.int64, count=len(self.store_.live))
 
     @property
     def item_step_(self):
         check_is_fitted(self, "n_inserted_")
-        return self._store.step[: self.next_id_].copy()
+        return self.store_.step[: self.next_id_].copy()
 
     @property
     def item_texts_(self):
         check_is_fitted(self, "n_inserted_")
-        return list(self._store.texts)
+        return list(self.store_.texts)
 
     @property
     def item_covers_(self):
         check_is_fitted(self, "n_inserted_")
-        return list(self._store.covers)
+        return list(self.store_.covers)
 
     @property
     def item_session_(self):
         check_is_fitted(self, "n_inserted_")
-        return list(self._store.session)
+        return list(self.store_.session)
 
     @property
     def item_timestamp_(self):
         check_is_fitted(self, "n_inserted_")
-        return list(self._store.timestamp)
+        return list(self.store_.timestamp)
 
     @property
     def size_bytes_(self):
         check_is_fitted(self, "n_inserted_")
-        st = self._store
+        st = self.store_
         n = 0 if st.V is None else self.n_items_ * st.V.shape[1] * 4
         n += 0 if st.bm25 is None else st.bm25.nbytes()
         n += sum(len(st.texts[i] or "") for i in st.live)
@@ -1078,7 +1090,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
     @property
     def latency_(self):
         check_is_fitted(self, "n_inserted_")
-        return {k: np.asarray(v, dtype=np.float64) for k, v in self._latency.items()}
+        return {k: np.asarray(v, dtype=np.float64) for k, v in self.store_.latency.items()}
 
     def reset_latency(self):
         """Forget the recorded latencies.
@@ -1089,7 +1101,7 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
             The memory.
         """
         check_is_fitted(self, "n_inserted_")
-        self._latency = {k: [] for k in self._latency}
+        self.store_.latency = {k: [] for k in self.store_.latency}
         return self
 
     def latency_summary(self, percentiles=(50, 95, 99)):
@@ -1131,8 +1143,3 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
     @classmethod
     def _get_test_params(cls):
         return [{"embedder": "precomputed"}, {"embedder": "precomputed", "structure": "segment"}]
-
-    @classmethod
-    def _get_smoke_data(cls):
-        rng = np.random.default_rng(0)
-        return rng.normal(size=(60, 5)), None

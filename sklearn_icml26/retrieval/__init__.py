@@ -14,7 +14,9 @@ from ._generators import (
     context_of_prompt,
     fetch_smollm2,
 )
-from ._info_gain import InfoGainReranker, SampleCache, SemanticInfoGainScorer, semantic_entropy
+from ._info_gain import SampleCache, SemanticInfoGainScorer
+from ._reranker import InfoGainReranker
+from ._semantic_entropy import semantic_entropy
 
 __all__ = [
     "InfoGainReranker",

@@ -369,13 +369,6 @@ default="adam"
             "check_n_features_in_after_fitting", "check_positive_only_tag_during_fit",
             "check_estimators_dtypes", "check_dtype_object")}
 
-    @classmethod
-    def _get_smoke_data(cls):
-        from ..datasets import make_thin_shell
-
-        X, _ = make_thin_shell("open_arc", 120, random_state=0)
-        return X, None
-
     # -- validation helpers ------------------------------------------------------------------
     def _weights(self):
         weights = dict(DEFAULT_LOSS_WEIGHTS)

@@ -20,9 +20,8 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-from sklearn import config_context, linear_model
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
+from sklearn import config_context
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.metrics import r2_score
 from sklearn.model_selection import GroupKFold, KFold
@@ -40,48 +39,32 @@ from threadpoolctl import threadpool_limits
 
 from ..utils import progress_bar
 from ..utils._parallel import Parallel, delayed
-from ..utils._weights import check_sample_weight, fit_with_weights
+from ..utils._weights import check_sample_weight
 from ._baselines import _baselines
 from ._inference import (
-    _cluster_sums,
-    _coefficient_frame,
+    _AdjusterInferenceMixin,
     _effect_projection,
     _encode_groups,
-    _format_regime,
     _mean_std_err,
-    _text_summary,
 )
 from ._learners import _SubsampledARDGaussianProcess
+from ._simulation import (
+    _CHUNK_ROWS,
+    _fit_regime_fold,
+    _history_index,
+    _is_affine,
+    _is_affine_kernel,
+    _step_slice,
+)
 from ._transition import LinearGaussianTransition
 
 __all__ = ["LongitudinalRegressionAdjuster"]
 
 _CENSORING_FLOOR = 0.01
-_CHUNK_ROWS = 32768  # particles evaluated at once in predict
-_FIT_CHUNK_ROWS = 131072  # particle rows (all starts together) simulated at once in fit
 _GP_N_HYPER = 100  # training rows that fit the kernel of outcome_model="gp"
 # largest |value| of X and y accepted by the adjuster: its squares, summed over units and
 # weighted by inverse path probabilities, must stay far below the float64 maximum (~1.8e308)
 _MAX_ABS_INPUT = 1e100
-
-
-
-# --------------------------------------------------------------------------------------------
-# helpers of the adjuster
-
-
-def _history_index(t, base_dim, block, window):
-    """Columns of H_t inside the full history matrix: a slice when contiguous."""
-    lo = 0 if window is None else max(0, t - window)
-    if lo == 0:
-        return slice(0, base_dim + t * block)
-    return np.r_[np.arange(base_dim), base_dim + np.arange(lo * block, t * block)]
-
-
-def _step_slice(tau, base_dim, block):
-    """Columns of the step block S_tau = (X_{tau+1}, Y_tau) in the full history matrix."""
-    start = base_dim + tau * block
-    return slice(start, start + block)
 
 
 def _check_magnitude(values, name):
@@ -97,186 +80,7 @@ def _check_magnitude(values, name):
         )
 
 
-class _ConstantProbability:
-    """Censoring model of a risk set with a single class: a constant rate."""
-
-    def __init__(self, rate):
-        self.rate = float(rate)
-
-    def predict_proba(self, X):
-        rate = np.full(len(X), self.rate)
-        return np.column_stack([1.0 - rate, rate])
-
-
-# scikit-learn regressors whose predict is X @ coef_.T + intercept_ (exact types only: a
-# subclass may override predict)
-_AFFINE_REGRESSORS = tuple(getattr(linear_model, name) for name in (
-    "LinearRegression", "Ridge", "RidgeCV", "Lasso", "LassoCV", "ElasticNet", "ElasticNetCV",
-    "Lars", "LarsCV", "LassoLars", "LassoLarsCV", "LassoLarsIC", "OrthogonalMatchingPursuit",
-    "OrthogonalMatchingPursuitCV", "BayesianRidge", "ARDRegression", "HuberRegressor",
-    "TheilSenRegressor", "QuantileRegressor", "SGDRegressor") if hasattr(linear_model, name))
-
-
-def _is_affine(model):
-    """Whether a fitted model's predict is ``X @ coef_.T + intercept_`` (scikit-learn linear)."""
-    return type(model) in _AFFINE_REGRESSORS
-
-
-def _is_affine_kernel(kernel):
-    """Whether a fitted kernel draws ``affine(H) + affine(z)`` (linear-Gaussian, linear mean)."""
-    return isinstance(kernel, LinearGaussianTransition) and _is_affine(kernel.mean_model_)
-
-
-def _simulate_forward(G, Hfull, I, test, outcome, transitions, n_mc, rng, cols, base_dim,
-                      block):
-    """Fill ``G[:, s, t]`` (s < t) of the test units by forward Monte Carlo.
-
-    Particles of every start ``s`` are stacked (ordered by ``s``), so each step ``tau`` is one
-    draw from the kernel and one outcome prediction over the starts ``s <= tau``. When the
-    kernels and outcome models are all affine, the mean over ``n_mc`` particles of
-    ``m_t(particle)`` is ``m_t`` of the mean particle, which is the same chain driven by the
-    mean of the ``n_mc`` noise vectors, ``N(0, I / n_mc)``: one particle with noise scaled by
-    ``1 / sqrt(n_mc)`` gives the particle average exactly in law, ``n_mc`` times cheaper.
-    """
-    T = G.shape[2]
-    if T < 2 or len(test) == 0:
-        return
-    affine = all(_is_affine(m) for m in outcome) and all(
-        _is_affine_kernel(k) for k in transitions)
-    n_particles, noise_scale = (1, 1.0 / np.sqrt(n_mc)) if affine else (n_mc, 1.0)
-    on = [np.ones(len(test), dtype=bool)] + [I[test, s - 1] for s in range(1, T - 1)]
-    # chunks of test units whose stacked particles stay below _FIT_CHUNK_ROWS rows
-    per_unit = n_particles * np.sum(on, axis=0)
-    bounds = [0]
-    total = 0
-    for i, rows in enumerate(per_unit):
-        if total and total + rows > _FIT_CHUNK_ROWS:
-            bounds.append(i)
-            total = 0
-        total += rows
-    bounds.append(len(test))
-    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
-        pos = [lo + np.flatnonzero(mask[lo:hi]) for mask in on]
-        offsets = np.concatenate([[0], np.cumsum([len(p) * n_particles for p in pos])])
-        if offsets[-1] == 0:
-            continue
-        P = np.empty((offsets[-1], Hfull.shape[1]))
-        for s, p in enumerate(pos):
-            P[offsets[s]:offsets[s + 1]] = np.repeat(Hfull[test[p]], n_particles, axis=0)
-        for tau in range(T - 1):
-            end = offsets[tau + 1]  # rows of the starts s <= tau
-            if end == 0:
-                continue
-            z = rng.standard_normal((end, block))
-            if noise_scale != 1.0:
-                z *= noise_scale
-            draw = transitions[tau].sample(P[:end, cols(tau)], z)
-            P[:end, _step_slice(tau, base_dim, block)] = np.reshape(draw, (end, -1))
-            pred = np.asarray(outcome[tau + 1].predict(P[:end, cols(tau + 1)]))
-            for s in range(tau + 1):
-                if len(pos[s]):
-                    chunk = pred[offsets[s]:offsets[s + 1]]
-                    G[pos[s], s, tau + 1] = np.reshape(
-                        chunk, (len(pos[s]), n_particles)).mean(axis=1)
-
-
-def _fit_regime_fold(ctx, r, train, test, seed):
-    """Nuisances of regime ``r`` on the training units and the G-table of the test units."""
-    Hfull, Y0 = ctx["Hfull"], ctx["Y0"]
-    I, risk = ctx["I"][r], ctx["risk"][r]
-    T, base_dim, block, window = ctx["T"], ctx["base_dim"], ctx["block"], ctx["window"]
-    n_mc, C = ctx["n_mc"], ctx["C"]
-    sw = ctx["sample_weight"]
-    rng = np.random.default_rng(seed)
-
-    def weights(rows):
-        return None if sw is None else sw[rows]
-
-    in_train = np.zeros(len(Y0), dtype=bool)
-    in_train[train] = True
-
-    def cols(t):
-        return _history_index(t, base_dim, block, window)
-
-    # inputs were validated once in fit: skip the finite checks of every nested predict
-    with threadpool_limits(1), config_context(assume_finite=True):
-        outcome = []
-        for t in range(T):
-            rows = in_train & I[:, t]
-            outcome.append(fit_with_weights(clone(ctx["outcome_model"]), Hfull[rows][:, cols(t)],
-                                            Y0[rows, t], weights(rows), name="outcome_model"))
-
-        censoring, g_test = None, np.ones((len(test), T))
-        if ctx["has_nan"]:
-            censoring = []
-            for j in range(T):
-                rows = in_train & risk[:, j]
-                target = C[rows, j].astype(int)
-                w_rows = weights(rows)
-                present = target if w_rows is None else target[w_rows > 0]
-                if np.unique(present).size < 2:
-                    model = _ConstantProbability(np.average(target, weights=w_rows))
-                else:
-                    model = fit_with_weights(clone(ctx["censoring_model"]),
-                                             Hfull[rows][:, cols(j)], target, w_rows,
-                                             name="censoring_model")
-                censoring.append(model)
-                at_risk = risk[test, j]
-                if at_risk.any():
-                    proba = model.predict_proba(Hfull[test[at_risk]][:, cols(j)])[:, 1]
-                    g_test[at_risk, j] = proba
-
-        G = np.zeros((len(test), T + 1, T))
-        transitions, q_models = None, None
-        if ctx["q_method"] == "simulate":
-            transitions = []
-            for tau in range(T - 1):
-                rows = in_train & I[:, tau]
-                kernel = clone(ctx["transition_model"])
-                fit_with_weights(kernel, Hfull[rows][:, cols(tau)],
-                                 Hfull[rows][:, _step_slice(tau, base_dim, block)],
-                                 weights(rows), name="transition_model")
-                transitions.append(kernel)
-            if window == 0:
-                # every outcome model reads H_0 only, which the particles carry unchanged:
-                # the particle mean of m_t is m_t(H_0) exactly, for every start s <= t
-                pred = np.column_stack([outcome[t].predict(Hfull[test][:, cols(t)])
-                                        for t in range(T)])
-                for s in range(T):
-                    units = np.arange(len(test)) if s == 0 else np.flatnonzero(I[test, s - 1])
-                    G[units[:, None], s, np.arange(s, T)[None]] = pred[units][:, s:]
-            else:
-                for s in range(T):
-                    units = test if s == 0 else test[I[test, s - 1]]
-                    if len(units):
-                        G[np.searchsorted(test, units), s, s] = outcome[s].predict(
-                            Hfull[units][:, cols(s)])
-                _simulate_forward(G, Hfull, I, test, outcome, transitions, n_mc, rng, cols,
-                                  base_dim, block)
-        else:  # "regress": Q_s^(t) regressed backwards on H_s
-            q_models = {}
-            for t in range(T):
-                current = outcome[t]
-                for s in range(t - 1, -1, -1):
-                    rows = in_train & I[:, s]
-                    target = current.predict(Hfull[rows][:, cols(s + 1)])
-                    current = fit_with_weights(clone(ctx["outcome_model"]),
-                                               Hfull[rows][:, cols(s)], target, weights(rows),
-                                               name="outcome_model")
-                    q_models[(s, t)] = current
-            for s in range(T):
-                units = test if s == 0 else test[I[test, s - 1]]
-                pos = np.searchsorted(test, units)
-                if len(units) == 0:
-                    continue
-                for t in range(s, T):
-                    model = outcome[t] if s == t else q_models[(s, t)]
-                    G[pos, s, t] = model.predict(Hfull[units][:, cols(s)])
-    return {"outcome": outcome, "transitions": transitions, "q_models": q_models,
-            "censoring": censoring, "G": G, "g": g_test}
-
-
-class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
+class LongitudinalRegressionAdjuster(_AdjusterInferenceMixin, RegressorMixin, BaseEstimator):
     """Time-resolved treatment effects of randomised trials with covariate transitions.
 
     For repeated-measures randomised experiments, estimates per period ``t`` the mean outcome
@@ -311,10 +115,9 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         of the units per fold and with the history's width: pair it with
         ``history_window=0`` (then no simulation is run). It takes ``sample_weight`` as
         integer frequency weights only (each unit repeated that many times, so the cost
-        grows with the total weight). On a nonlinear benchmark system
-        (1000 units, 10 covariates, randomised at baseline; 284 data sets) it gave standard
-        errors 0.28-0.58x Lin's, against 0.45-0.73x for boosted outcome and MLP transition
-        models (50 data sets).
+        grows with the total weight). Its standard errors against Lin's and other outcome
+        and transition models are compared in the
+        :ref:`user guide <user_guide_longitudinal>`.
     transition_model : estimator or None, default=None
         Transition kernel of the step block ``S_t = (X_{t+1}, Y_t)`` given ``H_t``: an object
         with ``fit(H, S)`` and ``sample(H, z)`` (``z`` standard normal, one row per draw), or a
@@ -364,7 +167,8 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         Seeds folds, particles, the prediction noise and bootstrap draws (through
         :class:`numpy.random.SeedSequence` children). Pass an int for reproducible output.
     verbose : int, default=0
-        Progress bar over (regime, fold) pairs when positive.
+        When positive, show the progress over (regime, fold) pairs: a bar in a terminal, one
+        plain line per pair in a log.
 
     Attributes
     ----------
@@ -421,6 +225,18 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         ``[regime][t][fold]`` fitted censoring models; ``None`` without dropout.
     mc_noise_ : ndarray of shape (n_mc, n_periods - 1, n_time_varying + 1)
         Standard normal noise shared by all rows in :meth:`predict` (row-wise, deterministic).
+    q_models_ : list
+        ``[regime][fold]`` dicts ``{(s, t): model}`` of the regressions ``Q_s^(t)`` of
+        ``q_method="regress"`` (None entries for the other methods).
+    sample_weight_ : ndarray of shape (n_samples,) or None
+        The frequency weights of the fit, used by the standard errors and the bootstrap.
+    group_codes_ : ndarray of shape (n_samples,) or None
+        Cluster of each unit, coded ``0..n_groups_ - 1`` (None without ``groups``).
+    bootstrap_seed_ : int
+        Seed of the multiplier-bootstrap draws of :meth:`conf_int` and
+        :meth:`band_critical_value`, drawn from ``random_state`` in ``fit``.
+    y_ndim_ : int
+        Dimensions of ``y`` in ``fit``: :meth:`predict` returns 1-D when it was 1.
 
     See Also
     --------
@@ -547,17 +363,6 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
     def _get_test_params(cls):
         return [{"cv": 3, "n_mc": 8, "n_bootstrap": 50, "random_state": 0}]
 
-    @classmethod
-    def _get_smoke_data(cls):
-        rng = np.random.default_rng(0)
-        X = rng.normal(size=(120, 4))
-        y = np.empty((120, 3))
-        previous = np.zeros(120)
-        for t in range(3):
-            previous = X @ np.array([1.0, -0.5, 0.2, 0.0]) + 0.5 * previous + rng.normal(size=120)
-            y[:, t] = previous
-        return X, y
-
     # ---------------------------------------------------------------- validation
 
     def _check_inputs(self, X, y, treatment):
@@ -591,7 +396,7 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
                 raise ValueError(
                     f"Input y contains NaN only at period {t}: y has no observed value there"
                 )
-        W = None
+        W = unknown = None
         if treatment is not None:
             W = np.asarray(treatment)
             if W.ndim == 2 and W.shape[1] == 1 and T > 1:
@@ -627,12 +432,12 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
                 )
             if W.ndim == 1:
                 W = np.repeat(W[:, None], T, axis=1)
-            self._unknown_treatment = (np.zeros(W.shape, dtype=bool) if unknown is None
-                                       else unknown)
-        return X, y, Y, W
+            if unknown is None:
+                unknown = np.zeros(W.shape, dtype=bool)
+        return X, y, Y, W, unknown
 
-    def _check_regimes(self, W, T):
-        W = W[~self._unknown_treatment]
+    def _check_regimes(self, W, T, unknown):
+        W = W[~unknown]
         if self.regimes is None:
             regimes = np.array([[1] * T, [0] * T])
         else:
@@ -782,26 +587,25 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         TypeError
             If ``sample_weight`` is given and a nuisance model does not accept it in ``fit``.
         """
-        X, y, Y, W = self._check_inputs(X, y, treatment)
+        X, y, Y, W, unknown = self._check_inputs(X, y, treatment)
         sw = check_sample_weight(sample_weight, X)
-        self._sample_weight = sw
         n, T = Y.shape
         n_eff = n if sw is None else float(sw.sum())
         clusters, n_groups = (None, None) if groups is None else _encode_groups(groups, n)
         self.n_groups_ = n_groups
-        self._clusters = clusters
+        self.sample_weight_, self.group_codes_ = sw, clusters
         k = self.n_time_varying
         block = k + 1
         self.n_periods_ = T
         self.n_baseline_ = X.shape[1] - k * T
         self.single_arm_ = W is None
-        self._y_one_dim = y.ndim == 1
+        self.y_ndim_ = y.ndim
         entropy = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         if self.single_arm_:
             regimes, known = None, None
             R = 1
         else:
-            regimes = self._check_regimes(W, T)
+            regimes = self._check_regimes(W, T, unknown)
             known = self._check_propensity(regimes, T)
             R = 2
         self.regimes_ = regimes
@@ -829,7 +633,7 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
             if W is None:
                 follows, known_w = np.ones((n, T), dtype=bool), np.ones((n, T), dtype=bool)
             else:  # unknown treatment after dropout: in the risk set, not in the frequencies
-                known_w = ~self._unknown_treatment
+                known_w = ~unknown
                 follows = (W == regimes[r][None, :]) | ~known_w
             onW = np.cumprod(follows, axis=1).astype(bool)
             I = onW & C
@@ -899,7 +703,8 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
             parallel(delayed(_fit_regime_fold)(ctx, r, np.flatnonzero(folds != fold),
                                                tests[fold], job_seeds[r * K + fold])
                      for r, fold in jobs),
-            verbose=self.verbose, total=len(jobs), desc="regime x fold",
+            verbose=self.verbose, total=len(jobs), desc="regime x fold", mininterval=0,
+            miniters=1,
         ))
 
         G = np.zeros((n, R, T + 1, T))
@@ -909,7 +714,7 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
                                    else [[[None] * K for _ in range(T - 1)] for _ in range(R)])
         self.censoring_models_ = (None if not has_nan
                                   else [[[None] * K for _ in range(T)] for _ in range(R)])
-        self._q_models = [[None] * K for _ in range(R)]
+        self.q_models_ = [[None] * K for _ in range(R)]
         for (r, fold), res in zip(jobs, results, strict=True):
             test = tests[fold]
             G[test, r] = res["G"]
@@ -920,7 +725,7 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
                     self.censoring_models_[r][t][fold] = res["censoring"][t]
                 if res["transitions"] is not None and t < T - 1:
                     self.transition_models_[r][t][fold] = res["transitions"][t]
-            self._q_models[r][fold] = res["q_models"]
+            self.q_models_[r][fold] = res["q_models"]
 
         if has_nan:
             clipped = g < _CENSORING_FLOOR
@@ -990,8 +795,7 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
                 H0, phi[:, 0] - phi[:, 1], clusters, n_groups, sw)
 
         self.mc_noise_ = np.random.default_rng(seeds[2]).standard_normal((self.n_mc, T - 1, block))
-        self._bootstrap_seed = int(seeds[3].generate_state(1)[0])
-        self._n_folds = K
+        self.bootstrap_seed_ = int(seeds[3].generate_state(1)[0])
         return self
 
     # ---------------------------------------------------------------- prediction
@@ -1005,7 +809,7 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         H0 = np.hstack([X[:, :self.n_baseline_], X[:, self.n_baseline_:self.n_baseline_ + k]])
         d_full = base_dim + (T - 1) * block
         out = np.zeros((n, T))
-        K = self._n_folds
+        K = len(self.outcome_models_[r][0])  # cross-fitting folds
 
         def cols(t):
             return _history_index(t, base_dim, block, window)
@@ -1022,7 +826,7 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
                         out[:, t] += models[t].predict(H0[:, cols(t)])
                     continue
                 if self.q_method == "regress":
-                    q_models = self._q_models[r][fold]
+                    q_models = self.q_models_[r][fold]
                     for t in range(1, T):
                         out[:, t] += q_models[(0, t)].predict(H0)
                     continue
@@ -1084,7 +888,7 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=np.float64)
         _check_magnitude(X, "X")
         pred = self._predict_regime(X, 0 if self.single_arm_ else 1)
-        return pred[:, 0] if self._y_one_dim else pred
+        return pred[:, 0] if self.y_ndim_ == 1 else pred
 
     def predict_effect(self, X, *, method="plugin", return_std=False):
         """Conditional effect ``E[Y_t(a^1) - Y_t(a^0) | H_0]`` per period, with inference.
@@ -1242,231 +1046,6 @@ class LongitudinalRegressionAdjuster(RegressorMixin, BaseEstimator):
                 scores.append(r2_score(Y[m, t], pred[m, t],
                                        sample_weight=None if sw is None else sw[m]))
         return float(np.mean(scores)) if scores else float("nan")
-
-    # ---------------------------------------------------------------- inference
-
-    def _influence(self, target):
-        if target == "effect":
-            if self.single_arm_:
-                raise ValueError(
-                    "conf_int(target='effect') needs a fit with treatment; this fit was "
-                    "single-arm: use target='means'"
-                )
-            return self.effect_[None], (self.influence_[:, 0] - self.influence_[:, 1])[:, None]
-        return self.means_, self.influence_
-
-    def conf_int(self, alpha=0.05, kind="pointwise", method=None, target="effect"):
-        """Confidence intervals per period (pointwise) or a uniform band over periods.
-
-        Parameters
-        ----------
-        alpha : float, default=0.05
-            One minus the confidence level, in (0, 1).
-        kind : {"pointwise", "uniform"}, default="pointwise"
-            Intervals valid period by period, or a sup-t band covering all periods jointly.
-        method : {"wald", "bootstrap"} or None, default=None
-            ``None`` is "wald" for pointwise and "bootstrap" for uniform intervals (the
-            uniform band needs the multiplier bootstrap). Bootstrap draws are seeded from
-            ``random_state``; after a fit with ``groups`` the standard errors are
-            cluster-robust and the bootstrap draws one multiplier per cluster.
-        target : {"effect", "means"}, default="effect"
-            The effect curve or the mean of each regime.
-
-        Returns
-        -------
-        intervals : ndarray of shape (n_periods, 2) or (n_regimes, n_periods, 2)
-            Lower and upper bounds; ``(n_periods, 2)`` for the effect.
-
-        Raises
-        ------
-        ValueError
-            For an unknown ``kind``, ``method`` or ``target``, ``alpha`` outside (0, 1), a
-            uniform Wald band, or ``target="effect"`` after a single-arm fit.
-        """
-        check_is_fitted(self)
-        if not 0 < alpha < 1:
-            raise ValueError(f"alpha must be in (0, 1); got {alpha}")
-        if kind not in ("pointwise", "uniform"):
-            raise ValueError(f"kind must be 'pointwise' or 'uniform'; got {kind!r}")
-        if target not in ("effect", "means"):
-            raise ValueError(f"target must be 'effect' or 'means'; got {target!r}")
-        if method is None:
-            method = "wald" if kind == "pointwise" else "bootstrap"
-        if method not in ("wald", "bootstrap"):
-            raise ValueError(f"method must be 'wald', 'bootstrap' or None; got {method!r}")
-        if kind == "uniform" and method == "wald":
-            raise ValueError("a uniform band needs method='bootstrap' (or None); got 'wald'")
-        est, psi = self._influence(target)  # (R, T), (n, R, T)
-        se = self._std_err(psi)
-        out = np.empty(est.shape + (2,))
-        if method == "wald":
-            z = stats.norm.ppf(1 - alpha / 2)
-            out[..., 0], out[..., 1] = est - z * se, est + z * se
-        else:
-            draws = self._bootstrap_draws(psi)  # (B, R, T)
-            if kind == "pointwise":
-                out[..., 0] = est - np.quantile(draws, 1 - alpha / 2, axis=0)
-                out[..., 1] = est - np.quantile(draws, alpha / 2, axis=0)
-            else:
-                crit = self._critical_values(draws, se, alpha)
-                out[..., 0] = est - crit[:, None] * se
-                out[..., 1] = est + crit[:, None] * se
-        return out[0] if target == "effect" else out
-
-    def _std_err(self, psi):
-        return _mean_std_err(psi, getattr(self, "_clusters", None), self.n_groups_,
-                             getattr(self, "_sample_weight", None))
-
-    def _bootstrap_draws(self, psi):
-        """Multiplier-bootstrap draws of the centred estimates: one N(0, 1) multiplier per
-        unit, or per cluster (scaled by ``sqrt(G / (G - 1))``, as the CR1 standard error)."""
-        rng = np.random.default_rng(self._bootstrap_seed)
-        n = psi.shape[0]
-        clusters = getattr(self, "_clusters", None)
-        w = getattr(self, "_sample_weight", None)
-        total = n if w is None else w.sum()
-        if clusters is None:
-            xi = rng.standard_normal((self.n_bootstrap, n))
-            if w is not None:  # a unit of weight w: the sum of w independent multipliers
-                xi = xi * np.sqrt(w)[None, :]
-            return np.einsum("bn,nrt->brt", xi, psi) / total
-        G = self.n_groups_
-        sums = _cluster_sums(psi if w is None else w[:, None, None] * psi, clusters, G)
-        xi = rng.standard_normal((self.n_bootstrap, G))
-        return np.einsum("bg,grt->brt", xi, sums) * np.sqrt(G / (G - 1)) / total
-
-    @staticmethod
-    def _critical_values(draws, se, alpha):
-        scaled = np.abs(draws) / np.where(se > 0, se, np.inf)[None]
-        return np.quantile(scaled.max(axis=2), 1 - alpha, axis=0)
-
-    def band_critical_value(self, alpha=0.05, target="effect"):
-        """Critical value ``c`` of the sup-t uniform band ``estimate ± c · se``.
-
-        Parameters
-        ----------
-        alpha : float, default=0.05
-            One minus the joint confidence level, in (0, 1).
-        target : {"effect", "means"}, default="effect"
-            The effect curve or each regime's means.
-
-        Returns
-        -------
-        c : float or ndarray of shape (n_regimes,)
-            The ``1 - alpha`` quantile of ``max_t |T*_t| / se_t`` over multiplier-bootstrap
-            draws; a float for the effect.
-        """
-        check_is_fitted(self)
-        est, psi = self._influence(target)
-        se = self._std_err(psi)
-        crit = self._critical_values(self._bootstrap_draws(psi), se, alpha)
-        return float(crit[0]) if target == "effect" else crit
-
-    def summary(self, alpha=0.05, as_text=False):
-        """Table of the per-period estimates beside the difference in means, CUPED and Lin.
-
-        Parameters
-        ----------
-        alpha : float, default=0.05
-            One minus the confidence level of the intervals and of the uniform band.
-        as_text : bool, default=False
-            Return a statsmodels-style text table (built with
-            ``statsmodels.iolib.summary2.Summary``: a header with the design, the standard
-            error type and the band's critical value, the coefficient table per period, and
-            the anchors) instead of the DataFrame.
-
-        Returns
-        -------
-        table : pandas.DataFrame or str
-            One row per period: ``estimate``, ``std_err``, ``z``, ``p_value``, ``ci_lower``,
-            ``ci_upper`` (Wald), ``band_lower``, ``band_upper`` (sup-t band), ``n_on_path_1``,
-            ``n_on_path_0``, ``dim``, ``dim_se``, ``cuped``, ``cuped_se``, ``lin``, ``lin_se``
-            and ``se_ratio_lin`` (our standard error over Lin's). Single-arm fits give the
-            mean of the observed regime with its Wald interval and band instead. With
-            ``as_text=True``, the same numbers as a text table.
-        """
-        check_is_fitted(self)
-        if as_text:
-            return self._summary_text(alpha)
-        if self.single_arm_:
-            ci = self.conf_int(alpha, target="means")[0]
-            band = self.conf_int(alpha, kind="uniform", target="means")[0]
-            table = pd.DataFrame({"period": np.arange(self.n_periods_),
-                                  "estimate": self.means_[0], "std_err": self.means_se_[0],
-                                  "ci_lower": ci[:, 0], "ci_upper": ci[:, 1],
-                                  "band_lower": band[:, 0], "band_upper": band[:, 1],
-                                  "n_on_path": self.n_on_path_[0]})
-            return table.set_index("period")
-        est, se = self.effect_, self.effect_se_
-        z = est / np.where(se > 0, se, np.nan)
-        ci = self.conf_int(alpha)
-        band = self.conf_int(alpha, kind="uniform")
-        base = self.baselines_
-        table = pd.DataFrame({
-            "period": np.arange(self.n_periods_), "estimate": est, "std_err": se, "z": z,
-            "p_value": 2 * stats.norm.sf(np.abs(z)), "ci_lower": ci[:, 0], "ci_upper": ci[:, 1],
-            "band_lower": band[:, 0], "band_upper": band[:, 1],
-            "n_on_path_1": self.n_on_path_[0], "n_on_path_0": self.n_on_path_[1],
-        })
-        for col in ("dim", "dim_se", "cuped", "cuped_se", "lin", "lin_se"):
-            table[col] = base[col].to_numpy()
-        table["se_ratio_lin"] = se / base["lin_se"].to_numpy()
-        return table.set_index("period")
-
-    def _summary_text(self, alpha):
-        table = self.summary(alpha)
-        T = self.n_periods_
-        effect = not self.single_arm_
-        se = table["std_err"].to_numpy()
-        est = table["estimate"].to_numpy()
-        z = est / np.where(se > 0, se, np.nan)
-        ci = table[["ci_lower", "ci_upper"]].to_numpy()
-        band = table[["band_lower", "band_upper"]].to_numpy()
-        coef = _coefficient_frame(est, se, ci, band, alpha, z)
-        coef.index = [f"t={t}" for t in range(T)]
-        crit = self.band_critical_value(alpha, target="effect" if effect else "means")
-        crit = float(np.ravel(crit)[0])
-        se_kind = ("influence function" if self.n_groups_ is None
-                   else f"cluster-robust, {self.n_groups_} clusters")
-        outcome = ("LinearRegression" if self.outcome_model is None else
-                   "ARD Gaussian process" if isinstance(self.outcome_model, str) else
-                   type(self.outcome_model).__name__)
-        info = {
-            "Estimand:": "effect per period" if effect else "mean per period (single arm)",
-            "No. units:": str(len(self.folds_)),
-            "Regimes:": ("observed" if not effect else
-                         f"{_format_regime(self.regimes_[0])} vs "
-                         f"{_format_regime(self.regimes_[1])}"),
-            "No. periods:": str(T),
-            "Q method:": self.q_method,
-            "Cross-fitting folds:": str(self._n_folds),
-            "Outcome model:": outcome,
-            "Std. errors:": se_kind,
-            "History window:": "full" if self.history_window is None else
-                               str(self.history_window),
-            f"Band c ({1 - alpha:g}):": f"{crit:.3f}",
-        }
-        anchors = None
-        if effect:
-            anchors = table[["n_on_path_1", "n_on_path_0", "dim", "dim_se", "lin", "lin_se",
-                             "se_ratio_lin"]].copy()
-            anchors.columns = ["n on path 1", "n on path 0", "DiM", "DiM se", "Lin",
-                               "Lin se", "se / Lin se"]
-            anchors.index = coef.index
-            for col in ("n on path 1", "n on path 0"):
-                anchors[col] = anchors[col].astype(int).astype(str)
-        notes = [
-            f"Band: sup-t band over all periods jointly, estimate +/- c * std err "
-            f"(multiplier bootstrap, {self.n_bootstrap} draws).",
-        ]
-        if effect:
-            notes.append("Anchors per period on units following either regime: difference "
-                         "in means (DiM) and Lin's interacted regression on the baseline "
-                         "covariates (" + ("HC2" if self.n_groups_ is None else "CR1")
-                         + " standard errors).")
-        title = ("Longitudinal regression adjustment (DynamicRA): "
-                 + ("effect" if effect else "regime mean") + " per period")
-        return _text_summary(title, info, coef, anchors, notes)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -87,6 +87,8 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
         Residual covariance in the units of the targets.
     n_outputs_ : int
         Number of target columns.
+    y_ndim_ : int
+        Dimensions of ``y`` in ``fit``: predictions and samples are 1-D when it was 1.
     n_features_in_ : int
         Number of columns of ``H`` seen in :meth:`fit`.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -177,7 +179,7 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
         # weight 0 is the row removed
         w, H, S = drop_zero_weights(check_sample_weight(sample_weight, H), H, S,
                                     owner="LinearGaussianTransition")
-        self._one_dim = S.ndim == 1
+        self.y_ndim_ = S.ndim
         S2 = S.reshape(len(S), -1)
         n, p = H.shape
         n_eff = n if w is None else float(w.sum())
@@ -285,7 +287,7 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         H = validate_data(self, X, reset=False, dtype=np.float64)
         mean = self._mean(H)
-        return mean[:, 0] if self._one_dim else mean
+        return mean[:, 0] if self.y_ndim_ == 1 else mean
 
     def sample(self, X, z):
         """Draw ``S`` given ``H`` from standard normal noise ``z``.
@@ -331,7 +333,7 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
                 f"the draws overflow float64 (largest |z| = {np.max(np.abs(z)):.3g}, target "
                 f"scales up to {np.max(self.scale_):.3g}): rescale the targets or z"
             )
-        return draws[:, 0] if self._one_dim else draws
+        return draws[:, 0] if self.y_ndim_ == 1 else draws
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

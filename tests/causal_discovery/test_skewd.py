@@ -30,7 +30,7 @@ from sklearn_icml26.causal_discovery._skewd import (
     _kde_log_density,
     _v_structures,
 )
-from sklearn_icml26.causal_discovery._skewnormal import (
+from sklearn_icml26.causal_discovery._sn_likelihood import (
     _optimise,
     skewnormal_skewness,
 )

@@ -162,11 +162,14 @@ def test_verbose_prints_one_line_per_pair(capsys):
     X, _ = make_skewed_lsnm_pair(150, model="LS", random_state=0)
     SkewDCausalDiscoverer(verbose=1, n_bootstrap=19, estimator=dict(FAST),
                           random_state=0).fit(X)
-    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[SkewD]")]
+    # the progress helper's plain line in a log (stderr is not a terminal here)
+    lines = [ln for ln in capsys.readouterr().err.splitlines()
+             if ln.startswith("SkewD pair") and "1/1" in ln]
     assert len(lines) == 1 and "score" in lines[0] and "p=" in lines[0]
     assert "\r" not in lines[0] and "\x1b" not in lines[0]
     SkewDCausalDiscoverer(estimator=dict(FAST), random_state=0).fit(X)
-    assert capsys.readouterr().out == ""
+    captured = capsys.readouterr()
+    assert captured.out == "" and "SkewD pair" not in captured.err
 
 
 def test_score_pairs_returns_pvalues():
@@ -178,3 +181,18 @@ def test_score_pairs_returns_pvalues():
     assert np.all(np.isfinite(res.pvalue_ll))
     res = score_pairs(pairs, estimator=SkewDCausalDiscoverer(estimator=dict(FAST)))
     assert np.all(np.isnan(res.pvalue_it))
+
+
+def test_verbose_penalty_search_prints_one_line_per_evaluated_pair(capsys):
+    X, _ = make_skewed_lsnm_pair(150, model="LS", random_state=0)
+    SkewNormalLSNMRegressor(penalty_search="tic", penalty_grid=(-2, 0, 2), n_restarts=0,
+                            n_knots_loc=6, n_knots_scale=4, verbose=1).fit(X[:, :1], X[:, 1])
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.startswith("penalty search (tic)")]
+    # 3 log alphas at log kappa 0, then the 2 other log kappas at the best log alpha
+    assert [ln.split("%")[1].split()[0] for ln in lines[1:]] == [f"{k}/5" for k in range(1, 6)]
+    assert all("log alpha=" in ln for ln in lines[1:])
+    assert not any("\r" in ln or "\x1b" in ln for ln in lines)
+    SkewNormalLSNMRegressor(penalty_search="tic", penalty_grid=(-2, 0, 2), n_restarts=0,
+                            n_knots_loc=6, n_knots_scale=4).fit(X[:, :1], X[:, 1])
+    assert capsys.readouterr().err == ""

@@ -18,7 +18,7 @@ from sklearn.pipeline import Pipeline
 
 from sklearn_icml26.datasets import make_edit_stream
 from sklearn_icml26.editing import HubnessBalancedCodebook
-from sklearn_icml26.editing._codebook import _ioa, _lens_area, _merge_target
+from sklearn_icml26.editing._index import _ioa, _lens_area, _merge_target
 from sklearn_icml26.memory import SentenceEmbedder
 from sklearn_icml26.metrics import hubness_measures
 
@@ -138,7 +138,7 @@ def test_threshold_exact_when_the_sample_is_full():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(260, 6))
     book = _fit(HubnessBalancedCodebook(reject_sample=40, reject_percentile=20, random_state=3), X)
-    samp = np.sort(book._samp[: book._samp_n])
+    samp = np.sort(book.index_.samp[: book.index_.samp_n])
     assert samp.size == 40
     D = cdist(X[samp], X[samp])
     a, b = np.triu_indices(40, 1)
@@ -488,3 +488,19 @@ def test_locomo_conv26_reliability_and_generality_gain():
     got = book.retrieve(edit_questions)
     assert np.mean([_hit(r, [v]) for r, v in zip(got, own, strict=True)]) == 1.0
     assert gen["reasonedit"] >= 1.5 * gen[None] > 0
+
+
+@pytest.mark.parametrize("offset", [1e8, -3e9])
+def test_keys_far_from_the_origin_retrieve_their_own_edit(offset):
+    # issue 40.3: query distances through |q|^2 + |k|^2 - 2 q.k cancelled for keys offset
+    # far from the origin (about 7 % of the keys retrieved their own edit at 1e8)
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(40, 8))
+    keys = np.repeat(centres, 3, axis=0) + 0.05 * rng.normal(size=(120, 8))
+    edits = np.repeat(np.arange(40), 3)
+    near = HubnessBalancedCodebook(random_state=0).fit(keys, edit_ids=edits)
+    far = HubnessBalancedCodebook(random_state=0).fit(keys + offset, edit_ids=edits)
+    np.testing.assert_array_equal(far.predict(keys + offset), edits)
+    np.testing.assert_array_equal(far.predict(centres + offset), near.predict(centres))
+    np.testing.assert_allclose(far.decision_function(centres + offset),
+                               near.decision_function(centres), rtol=1e-5, atol=1e-6)

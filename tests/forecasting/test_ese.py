@@ -37,7 +37,7 @@ from sklearn_icml26.forecasting import (
     sliding_window,
 )
 from sklearn_icml26.forecasting._demo import run_demo
-from sklearn_icml26.forecasting._ese import (
+from sklearn_icml26.forecasting._shares import (
     _coint_pvalues,
     _finalize_shares,
     _proportions,
@@ -783,3 +783,16 @@ def test_pandas_windows_give_pandas_forecasts_with_names_and_dates(Est):
     Xs, ys = sliding_window(frame["north"], 5)
     series = Est().fit(Xs, ys).predict(Xs)
     assert isinstance(series, pd.Series) and series.name == "north"
+
+
+def test_verbose_prints_plain_lines_per_chunk_of_rows(capsys):
+    Y, _, _ = _panel(n=4, T=120)
+    X, y = sliding_window(Y, 5)
+    ESERegressor(stop="ted", verbose=1).fit(X, y)
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("ESE shares")]
+    done = [ln.split("|")[2].split()[0] for ln in lines]
+    n_done, total = done[-1].split("/")
+    assert len(lines) > 2 and n_done == total  # a line per chunk, the last one complete
+    assert not any("\r" in ln or "\x1b" in ln for ln in lines)
+    ESERegressor(stop="ted").fit(X, y)
+    assert "ESE shares" not in capsys.readouterr().err

@@ -16,7 +16,7 @@ import pytest
 
 from sklearn_icml26.datasets import make_interacting_systems
 from sklearn_icml26.forecasting import ESERegressor, sliding_window
-from sklearn_icml26.forecasting._ese import (
+from sklearn_icml26.forecasting._shares import (
     DAMPING_GRID,
     SHARE_TREND_GRID,
     _candidate_errors,

@@ -34,6 +34,7 @@ from sklearn_icml26.memory._gated_reader import (
     _trajectory_rewards,
 )
 from sklearn_icml26.metrics import oracle_span_f1
+from sklearn_icml26.utils._estimator_checks import get_smoke_data
 
 torch.set_num_threads(1)
 
@@ -418,7 +419,7 @@ def test_closed_update_gate_warns_and_stays_usable(planted):
 
 
 def test_smoke_data_shape():
-    X, y = GatedMemoryReader._get_smoke_data()
+    X, y = get_smoke_data(GatedMemoryReader)
     r = GatedMemoryReader(**GatedMemoryReader._get_test_params()[0]).fit(X)
     pred = r.predict(X)
     assert pred.shape == (6,)

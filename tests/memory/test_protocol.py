@@ -79,6 +79,16 @@ def test_a_leaking_memory_is_caught():
         interleaved_memory_eval(StreamingMemory(SentenceEmbedder(backend="tfidf")), _toy())
 
 
+def test_verbose_prints_one_plain_line_per_conversation(capsys):
+    interleaved_memory_eval(_mem(), _toy(("c0", "c1")), n_rounds=2, verbose=1)
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("conversations")]
+    assert [ln.split("%")[1].split()[0] for ln in lines[1:]] == ["1/2", "2/2"]
+    assert "c0: 6 asks, 4 packets" in lines[1] and "c1: 6 asks, 4 packets" in lines[2]
+    assert not any("\r" in ln or "\x1b" in ln for ln in lines)
+    interleaved_memory_eval(_mem(), _toy(("c0", "c1")), n_rounds=2)
+    assert capsys.readouterr().err == ""
+
+
 def test_same_results_for_any_n_jobs():
     data = _toy(("c0", "c1"))
     one = interleaved_memory_eval(_mem(structure="bm25"), data, n_rounds=2, n_jobs=1)

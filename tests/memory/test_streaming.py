@@ -171,21 +171,20 @@ def test_queries_leave_state_unchanged_and_retrieve_only_touches_access(stream):
     mem = _insert_all(StreamingMemory(_hashing(), structure="hybrid", n_neighbors=3), stream)
 
     def state(m, skip=()):
-        st = {k: v for k, v in vars(m._store).items() if k not in skip}
-        return joblib.hash(({k: v for k, v in vars(m).items()
-                             if k not in ("_latency", "_store")}, st))
+        st = {k: v for k, v in vars(m.store_).items() if k not in (*skip, "latency")}
+        return joblib.hash(({k: v for k, v in vars(m).items() if k != "store_"}, st))
 
     before = state(mem)
     mem.kneighbors(stream.queries[:5])
     mem.predict(stream.queries[:5])
     mem.transform(stream.queries[:5])
     assert state(mem) == before
-    access = mem._store.n_access.copy()
+    access = mem.store_.n_access.copy()
     fields = ("n_access", "last_access")
     before_rest = state(mem, skip=fields)
     mem.retrieve(stream.queries[:2])
     assert state(mem, skip=fields) == before_rest and state(mem) != before
-    assert mem._store.n_access.sum() == access.sum() + 6
+    assert mem.store_.n_access.sum() == access.sum() + 6
     lat = mem.latency_summary()
     assert lat.loc["query_total", "count"] == 5 * 3 + 2
     assert lat.loc["insert_total", "count"] == 1
@@ -247,3 +246,17 @@ def test_bad_input_messages():
         StreamingMemory(emb).fit(["a", "b"], timestamps=[5, 1])
     with pytest.warns(UserWarning, match="covers id 'x' of step 1 was already inserted"):
         StreamingMemory(emb).fit(["a", "b"], covers=["x", "x"])
+
+
+@pytest.mark.parametrize("factor", [1e200, 1e-200])
+def test_precomputed_vectors_of_extreme_norm_keep_their_direction(factor):
+    # issue 40.9: norms above ~1e154 overflowed (and below ~1e-162 underflowed) in the
+    # L2 normalisation, which turned every vector into zeros and every query into the newest item
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 6))
+    Q = X[[3, 17, 25]] + 0.01 * rng.normal(size=(3, 6))
+    plain = StreamingMemory("precomputed", n_neighbors=2).fit(X)
+    scaled = StreamingMemory("precomputed", n_neighbors=2).fit(X * factor)
+    np.testing.assert_array_equal(scaled.kneighbors(Q * factor, return_distance=False),
+                                  plain.kneighbors(Q, return_distance=False))
+    assert scaled.kneighbors(Q * factor, return_distance=False)[:, 0].tolist() == [3, 17, 25]

@@ -21,6 +21,7 @@ from sklearn_icml26.retrieval import (
     context_of_prompt,
     semantic_entropy,
 )
+from sklearn_icml26.utils._estimator_checks import get_smoke_data
 
 torch.set_num_threads(1)
 
@@ -302,7 +303,7 @@ def test_lexical_is_directional():
     long = "the charity race raised awareness for mental health"
     sc = _scorer({"": ([long], [0.0])}, n_samples=1, equivalence="lexical")
     assert sc.gold_belief(Q, "mental health") == pytest.approx(1.0)  # max of both directions
-    from sklearn_icml26.retrieval._info_gain import _lexical
+    from sklearn_icml26.retrieval._semantic_entropy import _lexical
 
     M = _lexical([long, "mental health"], ["mental health", long])
     assert M[0, 0] == 1.0
@@ -619,7 +620,7 @@ def test_data_free_estimator_checks(cls, check_name):
 
 
 def test_transformer_api_fit_transform_and_feature_names():
-    X, _ = SemanticInfoGainScorer._get_smoke_data()
+    X, _ = get_smoke_data(SemanticInfoGainScorer)
     sc = SemanticInfoGainScorer(**SemanticInfoGainScorer._get_test_params()[0])
     out = sc.fit_transform(X)
     assert out.shape == (len(X), 1) and out.dtype == np.float64
@@ -627,7 +628,7 @@ def test_transformer_api_fit_transform_and_feature_names():
     rr = InfoGainReranker(**InfoGainReranker._get_test_params()[0])
     import pandas as pd
 
-    df = pd.DataFrame(InfoGainReranker._get_smoke_data()[0])
+    df = pd.DataFrame(get_smoke_data(InfoGainReranker)[0])
     np.testing.assert_array_equal(rr.fit(df).transform(df), rr.transform(df.to_dict("records")))
     with pytest.raises(Exception, match="not fitted"):
         SemanticInfoGainScorer(TableGenerator({})).belief_state(Q)

@@ -835,7 +835,7 @@ def test_affine_shortcut_is_the_particle_average(monkeypatch):
     # With affine nuisances the forward simulation uses one particle driven by the mean of
     # the n_mc noise vectors; fed the per-unit means of the same draws it must reproduce the
     # n_mc-particle average exactly.
-    from sklearn_icml26.treatment_effects import _dynamic_ra as dra
+    from sklearn_icml26.treatment_effects import _simulation as dra
 
     X, y, w, _ = _linear("sequential", n=300)
     est = LongitudinalRegressionAdjuster(3, n_mc=4, cv=3, random_state=0).fit(X, y, treatment=w)
@@ -870,3 +870,13 @@ def test_affine_shortcut_is_the_particle_average(monkeypatch):
     assert not dra._is_affine(make_pipeline(StandardScaler(), Ridge()).fit(X, y[:, 0]))
     assert not dra._is_affine(RandomForestRegressor(n_estimators=2).fit(X, y[:, 0]))
     assert dra._is_affine(Ridge().fit(X, y[:, 0]))
+
+
+def test_verbose_prints_one_plain_line_per_regime_and_fold(capsys):
+    X, y, w, _ = _linear("baseline", n=300)
+    LongitudinalRegressionAdjuster(3, cv=3, n_mc=4, random_state=0, verbose=1).fit(
+        X, y, treatment=w)
+    lines = [ln for ln in capsys.readouterr().err.splitlines()
+             if ln.startswith("regime x fold")]
+    assert [ln.split("|")[2].split()[0] for ln in lines[1:]] == [f"{k}/6" for k in range(1, 7)]
+    assert not any("\r" in ln or "\x1b" in ln for ln in lines)
