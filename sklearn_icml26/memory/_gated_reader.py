@@ -88,13 +88,13 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
         Weight of r_exit (ignored with ``gates="update"``).
     hidden_size : int, default=32
         Units of the shared tanh layer.
-    n_steps : int, default=300
+    max_iter : int, default=300
         Policy-gradient steps.
     batch_size : int, default=16
         Training episodes per step (drawn without replacement).
     group_size : int, default=8
         Sampled trajectories per episode (the group of the baseline).
-    learning_rate : float, default=0.01
+    lr : float, default=0.01
         Adam step size.
     entropy_weight : float, default=0.01
         Weight of the entropy bonus of both gates.
@@ -126,22 +126,35 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
     params_ : dict of ndarray
         Policy weights: ``A`` (hidden_size, 12), ``a`` (hidden_size,), ``w_u``
         (hidden_size,), ``b_u`` (), ``w_e`` (hidden_size,), ``v`` (), ``b_e`` ().
-    feature_mean_ : ndarray of shape (6,)
+    mean_ : ndarray of shape (6,)
         Means of the six score features (an always-update pass over training episodes).
-    feature_scale_ : ndarray of shape (6,)
+    scale_ : ndarray of shape (6,)
         Their standard deviations (floored at 1e-6).
-    history_ : pandas.DataFrame
-        One row per training step (step 0: the initial policy): mean total reward, r_out,
-        r_upd, r_exit, chunks read, mean update / exit probabilities, mean entropy, groups
-        without signal (tied rewards), and the greedy validation reward, recall and chunks at
-        evaluation steps (NaN elsewhere).
+    loss_curve_ : list of float
+        The policy-gradient surrogate loss (minus the advantage-weighted log-probabilities of
+        the sampled gate actions, minus the entropy bonus) of each step. The group-normalised
+        advantages centre it near 0: it shows that training ran, the rewards show what it
+        learned.
+    validation_scores_ : list of float
+        Mean total reward of the greedy gates on the validation split (the training episodes
+        when there is none) at each evaluation: step 0 (the initial policy), every
+        ``eval_every`` steps and the last step.
+    training_log_ : pandas.DataFrame
+        One row per step (step 0: the initial policy): ``loss``, the mean total ``reward``
+        and its parts ``r_out``, ``r_upd``, ``r_exit`` over the sampled trajectories,
+        ``chunks_read``, the mean update / exit probabilities ``p_update``, ``p_exit``, the
+        mean ``entropy``, ``tied_groups`` (groups without signal), and at evaluation steps the
+        greedy ``valid_reward`` (as in ``validation_scores_``), ``valid_recall`` and
+        ``valid_chunks`` (NaN elsewhere).
     best_step_ : int
-        Step of the kept parameters.
+        Step of the kept parameters (the best greedy validation reward).
+    n_iter_ : int
+        Policy-gradient steps run.
     n_train_episodes_ : int
         Episodes used for the policy gradient.
     n_valid_episodes_ : int
         Episodes of the validation split.
-    fit_seconds_ : float
+    fit_time_ : float
         Wall time of :meth:`fit`.
 
     See Also
@@ -175,7 +188,7 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
     >>> from sklearn_icml26.memory import GatedMemoryReader, SentenceEmbedder
     >>> from sklearn_icml26.memory import make_planted_episodes
     >>> data = make_planted_episodes(n_episodes=20, n_chunks=6, random_state=0)
-    >>> reader = GatedMemoryReader(SentenceEmbedder(backend="hashing"), n_steps=20,
+    >>> reader = GatedMemoryReader(SentenceEmbedder(backend="hashing"), max_iter=20,
     ...                            batch_size=8, random_state=0)
     >>> reader = reader.fit(data.X, evidence=data.evidence)
     >>> reader.transform(data.X[:2]).shape
@@ -194,10 +207,10 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
         "update_weight": [Interval(Real, 0, None, closed="left")],
         "exit_weight": [Interval(Real, 0, None, closed="left")],
         "hidden_size": [Interval(Integral, 1, None, closed="left")],
-        "n_steps": [Interval(Integral, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "group_size": [Interval(Integral, 1, None, closed="left")],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "lr": [Interval(Real, 0, None, closed="neither")],
         "entropy_weight": [Interval(Real, 0, None, closed="left")],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
         "validation_fraction": [Interval(Real, 0, 1, closed="left")],
@@ -212,7 +225,7 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
 
     def __init__(self, embedder="auto", *, n_slots=10, write_size=2, memory_policy="score",
                  gates="both", reward="recall", update_weight=0.5, exit_weight=0.5,
-                 hidden_size=32, n_steps=300, batch_size=16, group_size=8, learning_rate=0.01,
+                 hidden_size=32, max_iter=300, batch_size=16, group_size=8, lr=0.01,
                  entropy_weight=0.01, max_grad_norm=1.0, validation_fraction=0.1,
                  eval_every=25, update_threshold=0.5, exit_threshold=0.5,
                  exit_bias_init=-3.0, random_state=None, n_jobs=None, verbose=0):
@@ -225,10 +238,10 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
         self.update_weight = update_weight
         self.exit_weight = exit_weight
         self.hidden_size = hidden_size
-        self.n_steps = n_steps
+        self.max_iter = max_iter
         self.batch_size = batch_size
         self.group_size = group_size
-        self.learning_rate = learning_rate
+        self.lr = lr
         self.entropy_weight = entropy_weight
         self.max_grad_norm = max_grad_norm
         self.validation_fraction = validation_fraction
@@ -279,7 +292,7 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
     def _evaluate(self, eps, P):
         if not eps:
             return np.nan, np.nan, np.nan, 0.0
-        states, _ = _rollouts(eps, P, self.feature_mean_, self.feature_scale_,
+        states, _ = _rollouts(eps, P, self.mean_, self.scale_,
                               policy="learned", **self._kw())
         R = [self._total(s) for s in states]
         return (float(np.mean([r[0] for r in R])), float(np.mean([r[1] for r in R])),
@@ -360,8 +373,8 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
             B = len(train)
         # feature scaling from an always-update pass over the training episodes
         Phi = self._vanilla_features(train)
-        self.feature_mean_ = Phi[:, :_N_SCALED].mean(axis=0)
-        self.feature_scale_ = np.maximum(Phi[:, :_N_SCALED].std(axis=0), 1e-6)
+        self.mean_ = Phi[:, :_N_SCALED].mean(axis=0)
+        self.scale_ = np.maximum(Phi[:, :_N_SCALED].std(axis=0), 1e-6)
         P = _init_params(rng, self.hidden_size, self.exit_bias_init)
         T = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True) for k, v in P.items()}
         params = [T[k] for k in _PARAM_NAMES if not (self.gates == "update"
@@ -381,50 +394,54 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
 
         vr, vrec, vch = evaluate(0)
         hist.append({"step": 0, "valid_reward": vr, "valid_recall": vrec, "valid_chunks": vch})
-        for step in range(1, self.n_steps + 1):
+        for step in range(1, self.max_iter + 1):
             idx = gen.choice(len(train), size=B, replace=False)
             batch = [train[i] for i in idx]
-            states, rows = _rollouts(batch, P, self.feature_mean_, self.feature_scale_,
+            states, rows = _rollouts(batch, P, self.mean_, self.scale_,
                                      policy="learned", rng=gen, group_size=self.group_size,
                                      record=True, **self._kw())
             R = np.array([self._total(s) for s in states])  # (B*G, 4)
             Rg = R[:, 0].reshape(B, self.group_size)
             sd = Rg.std(axis=1, keepdims=True)
             adv = np.where(sd < 1e-8, 0.0, (Rg - Rg.mean(axis=1, keepdims=True)) / (sd + 1e-6))
-            loss, ent = _surrogate_loss(T, rows, adv.ravel(), len(states), self.feature_mean_,
-                                        self.feature_scale_, self.entropy_weight, torch)
+            loss, ent = _surrogate_loss(T, rows, adv.ravel(), len(states), self.mean_,
+                                        self.scale_, self.entropy_weight, torch)
             grads = torch.autograd.grad(loss, params, allow_unused=True)
             grads = [torch.zeros_like(p) if g is None else g for p, g in zip(params, grads,
                                                                              strict=True)]
-            _adam_step(params, grads, adam_m, adam_v, step, self.learning_rate,
+            _adam_step(params, grads, adam_m, adam_v, step, self.lr,
                        self.max_grad_norm, torch)
             P = {k: v.detach().numpy().copy() for k, v in T.items()}
             pu = np.concatenate([s.pu for s in states])
             pe = np.concatenate([s.pe for s in states])
-            row = {"step": step, "reward": R[:, 0].mean(), "r_out": R[:, 1].mean(),
-                   "r_upd": R[:, 2].mean(), "r_exit": R[:, 3].mean(),
+            row = {"step": step, "loss": float(loss.detach()), "reward": R[:, 0].mean(),
+                   "r_out": R[:, 1].mean(), "r_upd": R[:, 2].mean(), "r_exit": R[:, 3].mean(),
                    "chunks_read": float(np.mean([s.tau for s in states])),
                    "p_update": float(np.nanmean(pu)),
                    "p_exit": float(np.nanmean(pe)) if np.isfinite(pe).any() else np.nan,
                    "entropy": ent, "tied_groups": int((sd < 1e-8).sum())}
-            if step % self.eval_every == 0 or step == self.n_steps:
+            if step % self.eval_every == 0 or step == self.max_iter:
                 row["valid_reward"], row["valid_recall"], row["valid_chunks"] = evaluate(step)
                 if self.verbose:
                     print(f"step {step:4d}  train R {row['reward']:.3f}  valid R "
                           f"{row['valid_reward']:.3f}  chunks {row['valid_chunks']:.1f}")
             hist.append(row)
-        cols = ["step", "reward", "r_out", "r_upd", "r_exit", "chunks_read", "p_update",
+        cols = ["step", "loss", "reward", "r_out", "r_upd", "r_exit", "chunks_read", "p_update",
                 "p_exit", "entropy", "tied_groups", "valid_reward", "valid_recall",
                 "valid_chunks"]
-        self.history_ = pd.DataFrame(hist).reindex(columns=cols)
+        self.training_log_ = pd.DataFrame(hist).reindex(columns=cols)
+        self.loss_curve_ = [float(r["loss"]) for r in hist[1:]]
+        self.validation_scores_ = [float(r["valid_reward"]) for r in hist
+                                   if "valid_reward" in r]
+        self.n_iter_ = len(hist) - 1
         _, self.best_step_, self.params_ = best
         self.best_step_ = int(self.best_step_)
         *_, upd = self._evaluate(eval_sel, self.params_)
         if upd == 0:
             warnings.warn("update gate closed on all validation chunks: the kept policy never "
-                          "writes, so its memory stays empty (try more n_steps or another "
+                          "writes, so its memory stays empty (try more max_iter or another "
                           "random_state)", ConvergenceWarning, stacklevel=2)
-        self.fit_seconds_ = time.perf_counter() - t_start
+        self.fit_time_ = time.perf_counter() - t_start
         return self
 
     def _vanilla_features(self, eps):
@@ -466,8 +483,8 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
             return self._retrieval(episodes, emb), episodes
         eps = _prepare(episodes, emb, self.write_size, ev)
         P = getattr(self, "params_", None)
-        mean = getattr(self, "feature_mean_", None)
-        scale = getattr(self, "feature_scale_", None)
+        mean = getattr(self, "mean_", None)
+        scale = getattr(self, "scale_", None)
         kw = self._kw()
         n_jobs = self.n_jobs or 1
         if n_jobs == 1 or len(eps) < 2:
@@ -659,7 +676,7 @@ default="learned"
 
     @classmethod
     def _get_test_params(cls):
-        return [{"embedder": SentenceEmbedder(backend="hashing"), "n_steps": 5, "batch_size": 4,
+        return [{"embedder": SentenceEmbedder(backend="hashing"), "max_iter": 5, "batch_size": 4,
                  "group_size": 4, "random_state": 0}]
 
     @classmethod

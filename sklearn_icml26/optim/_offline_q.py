@@ -40,6 +40,21 @@ class _QNetwork(nn.Module):
         return self.body(s)
 
 
+def _isometry_penalty(module):
+    """``sum_W R(W)`` over the weight blocks ``W`` with both sides >= 2 (AdamO's scope).
+
+    ``R(W) = ||W W^T - I||_F^2 / 4`` with the smaller Gram matrix (AdamO's isometry penalty,
+    :func:`~sklearn_icml26.optim.orthogonality_residual` is its gradient).
+    """
+    total = 0.0
+    for p in module.parameters():
+        if p.ndim == 2 and min(p.shape) >= 2:
+            gram = p @ p.T if p.shape[0] < p.shape[1] else p.T @ p
+            eye = torch.eye(gram.shape[0], dtype=p.dtype, device=p.device)
+            total = total + 0.25 * ((gram - eye) ** 2).sum()
+    return total
+
+
 class _StateActionCritic(nn.Module):
     """Q(s, a) of a Q-network on rows ``[s, onehot(a)]`` (a zero one-hot gives 0)."""
 
@@ -131,6 +146,12 @@ class OfflineQRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         Polyak rate in (0, 1].
     hard_update_every : int, default=1000
         Steps between copies of the ``"hard"`` target.
+    orthogonality_penalty : float, default=0.0
+        Weight ``lambda`` of the isometry penalty ``lambda sum_W R(W)`` added to the TD loss,
+        with ``R(W) = ||W W^T - I||_F^2 / 4`` (smaller Gram matrix) over the weight blocks
+        with both sides >= 2: the *coupled* form of the correction that
+        :class:`~sklearn_icml26.optim.AdamO` applies decoupled from Adam's moments (an
+        ablation of it; see the :ref:`User Guide <user_guide_optim>`). 0 turns it off.
     optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
 default="adam"
         Optimizer; ``"adamo"`` is :class:`~sklearn_icml26.optim.AdamO`.
@@ -141,7 +162,7 @@ default="adam"
         Learning rate (> 0).
     batch_size : int, default=256
         Transitions per step, drawn uniformly with replacement; ``-1`` uses all.
-    n_steps : int, default=20000
+    max_iter : int, default=20000
         Maximum number of gradient steps.
     diagnose_every : int, default=1000
         Steps between spectral diagnostics (step 0 included); 0 turns them off.
@@ -180,7 +201,7 @@ default="adam"
         Whether ``next_states`` were given (bootstrapped targets).
     q_max_history_ : ndarray of shape (n_iter_,)
         ``max |Q(s, a)|`` over each step's batch, in the units of ``y``.
-    td_loss_history_ : ndarray of shape (n_iter_,)
+    loss_curve_ : ndarray of shape (n_iter_,)
         Mean squared TD error of each step's batch, in the units of ``y`` squared.
     diagnose_steps_ : ndarray of shape (n_diagnostics,)
         Steps at which the diagnostics ran.
@@ -221,7 +242,7 @@ default="adam"
     >>> from sklearn_icml26.datasets import make_offline_rl_dataset
     >>> from sklearn_icml26.optim import OfflineQRegressor
     >>> data = make_offline_rl_dataset(n_transitions=500, random_state=0)
-    >>> critic = OfflineQRegressor(hidden_layer_sizes=(32,), n_steps=50, batch_size=64,
+    >>> critic = OfflineQRegressor(hidden_layer_sizes=(32,), max_iter=50, batch_size=64,
     ...                            diagnose_every=25, diagnose_points=32, random_state=0)
     >>> critic = critic.fit(data.states, data.rewards, actions=data.actions,
     ...                     next_states=data.next_states, terminals=data.terminals)
@@ -239,18 +260,19 @@ default="adam"
         "target_update": [StrOptions({"none", "polyak", "hard"})],
         "polyak_tau": [Interval(Real, 0, 1, closed="right")],
         "hard_update_every": [Interval(Integral, 1, None, closed="left")],
-        "n_steps": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
         "diagnose_every": [Interval(Integral, 0, None, closed="left")],
         "diagnose_points": [Interval(Integral, 1, None, closed="left")],
         "divergence_threshold": [Interval(Real, 0, None, closed="neither")],
+        "orthogonality_penalty": [Interval(Real, 0, None, closed="left")],
     }
 
     def __init__(self, gamma=0.99, n_actions=None, *, hidden_layer_sizes=(256, 256),
                  layer_norm=False, target_update="polyak", polyak_tau=0.005,
-                 hard_update_every=1000, optimizer="adam", optimizer_params=None, lr=1e-3,
-                 batch_size=256, n_steps=20000, diagnose_every=1000, diagnose_points=256,
-                 divergence_threshold=100.0, precision="float32", device="cpu",
-                 random_state=None, verbose=0):
+                 hard_update_every=1000, orthogonality_penalty=0.0, optimizer="adam",
+                 optimizer_params=None, lr=1e-3, batch_size=256, max_iter=20000,
+                 diagnose_every=1000, diagnose_points=256, divergence_threshold=100.0,
+                 precision="float32", device="cpu", random_state=None, verbose=0):
         self.gamma = gamma
         self.n_actions = n_actions
         self.hidden_layer_sizes = hidden_layer_sizes
@@ -258,11 +280,12 @@ default="adam"
         self.target_update = target_update
         self.polyak_tau = polyak_tau
         self.hard_update_every = hard_update_every
+        self.orthogonality_penalty = orthogonality_penalty
         self.optimizer = optimizer
         self.optimizer_params = optimizer_params
         self.lr = lr
         self.batch_size = batch_size
-        self.n_steps = n_steps
+        self.max_iter = max_iter
         self.diagnose_every = diagnose_every
         self.diagnose_points = diagnose_points
         self.divergence_threshold = divergence_threshold
@@ -275,17 +298,13 @@ default="adam"
     def _get_test_params(cls):
         # full batch: sample orders and subsets give the same fit; 30 Adam steps at lr 0.1
         # pass the common score checks on standardised targets (R^2 0.85)
-        return [dict(hidden_layer_sizes=(16,), n_steps=30, batch_size=-1, lr=0.1,
+        return [dict(hidden_layer_sizes=(16,), max_iter=30, batch_size=-1, lr=0.1,
                      diagnose_every=0, precision="float64", random_state=0)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = False
         return tags
-
-    # hook for penalties added to the TD loss (the coupled-penalty anchor of the benchmark)
-    def _extra_loss(self, module):
-        return None
 
     def _check_hidden(self):
         hidden = np.asarray(self.hidden_layer_sizes)
@@ -360,17 +379,17 @@ default="adam"
                               else (a.max() + 1 if actions is not None else 1))
         y_abs = float(np.max(np.abs(y)))
         if self.td_mode_:
-            self._y_offset, self._y_scale = 0.0, (y_abs if y_abs > 0 else 1.0)
+            self.y_mean_, self.y_scale_ = 0.0, (y_abs if y_abs > 0 else 1.0)
             self.q_bound_ = y_abs / (1 - self.gamma)
         else:
             std = float(np.std(y))
-            self._y_offset, self._y_scale = float(np.mean(y)), (std if std > 0 else 1.0)
+            self.y_mean_, self.y_scale_ = float(np.mean(y)), (std if std > 0 else 1.0)
             self.q_bound_ = y_abs
         # the documented rule, in the units of y: max |Q| > divergence_threshold * q_bound_
         # (q_bound_ = 0, an all-zero y, falls back to the scale of y's internal units)
         limit = self.divergence_threshold * (
             self.q_bound_ if self.q_bound_ > 0
-            else self._y_scale / ((1 - self.gamma) if self.td_mode_ else 1.0))
+            else self.y_scale_ / ((1 - self.gamma) if self.td_mode_ else 1.0))
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
         probe = np.sort(rng.choice(n, min(self.diagnose_points, n), replace=False))
@@ -379,7 +398,7 @@ default="adam"
         def t(a_, dt=dtype):
             return torch.tensor(a_, dtype=dt, device=device)
 
-        S, A, R = t(X), t(a, torch.int64), t((y - self._y_offset) / self._y_scale)
+        S, A, R = t(X), t(a, torch.int64), t((y - self.y_mean_) / self.y_scale_)
         S2 = t(s2) if self.td_mode_ else None
         notdone = t(~done) if self.td_mode_ else None
         batch = n if self.batch_size == -1 else int(self.batch_size)
@@ -397,7 +416,7 @@ default="adam"
             gen = torch.Generator(device=device).manual_seed(seed)
             snapshot = copy.deepcopy(net.state_dict())
             step = 0
-            for step in range(self.n_steps):
+            for step in range(self.max_iter):
                 if self.diagnose_every and step % self.diagnose_every == 0:
                     diag.append(self._diagnose(net, target, opt, S, A, S2, notdone, probe,
                                                step, seed))
@@ -415,8 +434,9 @@ default="adam"
                 else:
                     y_t = R[idx]
                 td = torch.mean((q - y_t) ** 2)
-                extra = self._extra_loss(net)
-                loss = td if extra is None else td + extra
+                loss = td
+                if self.orthogonality_penalty:
+                    loss = td + self.orthogonality_penalty * _isometry_penalty(net)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
@@ -428,9 +448,9 @@ default="adam"
                                 pt.lerp_(p, self.polyak_tau)
                         elif (step + 1) % self.hard_update_every == 0:
                             target.load_state_dict(net.state_dict())
-                q_max = float((q.detach() * self._y_scale + self._y_offset).abs().max())
+                q_max = float((q.detach() * self.y_scale_ + self.y_mean_).abs().max())
                 q_hist.append(q_max)
-                loss_hist.append(float(td.detach()) * self._y_scale ** 2)
+                loss_hist.append(float(td.detach()) * self.y_scale_ ** 2)
                 finite = np.isfinite(q_max) and np.isfinite(loss_hist[-1])
                 if finite and (step + 1) % _SNAPSHOT_EVERY == 0:
                     snapshot = copy.deepcopy(net.state_dict())
@@ -442,7 +462,7 @@ default="adam"
         self.module_, self.target_module_, self.optimizer_ = net, target, opt
         self.n_iter_ = step + 1
         self.q_max_history_ = np.asarray(q_hist, dtype=np.float64)
-        self.td_loss_history_ = np.asarray(loss_hist, dtype=np.float64)
+        self.loss_curve_ = np.asarray(loss_hist, dtype=np.float64)
         diag = np.asarray(diag, dtype=np.float64).reshape(-1, 4)
         self.diagnose_steps_ = diag[:, 0].astype(np.int64)
         self.rho_history_, self.max_real_eig_history_ = diag[:, 1], diag[:, 2]
@@ -486,7 +506,7 @@ default="adam"
         with torch.no_grad():
             q = module(torch.tensor(np.asarray(X, np.float64), dtype=dtype, device=device))
         module.train()
-        return q.cpu().numpy().astype(np.float64) * self._y_scale + self._y_offset
+        return q.cpu().numpy().astype(np.float64) * self.y_scale_ + self.y_mean_
 
     def predict_q(self, X):
         """Q-values of every action.

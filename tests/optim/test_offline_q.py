@@ -14,7 +14,7 @@ from sklearn_icml26.optim import OfflineQRegressor
 
 torch.set_num_threads(1)
 
-_SMALL = dict(hidden_layer_sizes=(16,), n_steps=40, batch_size=32, diagnose_every=0,
+_SMALL = dict(hidden_layer_sizes=(16,), max_iter=40, batch_size=32, diagnose_every=0,
               random_state=0)
 
 
@@ -47,7 +47,7 @@ def test_same_seed_same_fit_and_td_error(data):
 
 
 def test_target_updates(data):
-    hard = _fit(OfflineQRegressor(**{**_SMALL, "n_steps": 20}, target_update="hard",
+    hard = _fit(OfflineQRegressor(**{**_SMALL, "max_iter": 20}, target_update="hard",
                                   hard_update_every=10), data)
     for p, q in zip(hard.module_.parameters(), hard.target_module_.parameters(), strict=True):
         assert torch.equal(p, q)  # copied at step 20
@@ -63,7 +63,7 @@ def test_supervised_mode_is_regression_with_negative_semidefinite_s():
     rng = np.random.RandomState(0)
     X = rng.normal(size=(200, 3))
     y = 5.0 + 3.0 * X[:, 0] - 2.0 * X[:, 1]
-    est = OfflineQRegressor(hidden_layer_sizes=(32,), n_steps=300, batch_size=-1, lr=1e-2,
+    est = OfflineQRegressor(hidden_layer_sizes=(32,), max_iter=300, batch_size=-1, lr=1e-2,
                             diagnose_every=100, diagnose_points=40, random_state=0).fit(X, y)
     assert est.n_actions_ == 1 and not est.td_mode_
     assert est.q_bound_ == pytest.approx(np.max(np.abs(y)))
@@ -81,7 +81,7 @@ def test_diagnostics_record_rho_in_td_mode(data):
 
 
 def test_divergence_stops_with_a_warning_and_a_finite_model(data):
-    est = OfflineQRegressor(**{**_SMALL, "n_steps": 200}, target_update="none", lr=1.0,
+    est = OfflineQRegressor(**{**_SMALL, "max_iter": 200}, target_update="none", lr=1.0,
                             divergence_threshold=2.0)
     with pytest.warns(ConvergenceWarning, match="diverged at step"):
         _fit(est, data)
@@ -101,7 +101,7 @@ def test_adamo_reaches_the_critic(data):
 
 def test_metadata_routing_through_cross_validate(data):
     with sklearn.config_context(enable_metadata_routing=True):
-        est = OfflineQRegressor(**{**_SMALL, "n_steps": 10}).set_fit_request(
+        est = OfflineQRegressor(**{**_SMALL, "max_iter": 10}).set_fit_request(
             actions=True, next_states=True, terminals=True)
         out = cross_validate(est, data.states, data.rewards, cv=KFold(2),
                              params={"actions": data.actions, "next_states": data.next_states,
@@ -151,7 +151,7 @@ def test_no_warning_on_a_stable_fit(data):
 def test_adam_collapses_on_narrow_data_and_adamo_does_not():
     # the planted failure: no target network, narrow behaviour data, lr 1e-3
     d = make_offline_rl_dataset(n_transitions=10_000, random_state=0)
-    common = dict(hidden_layer_sizes=(128, 128), target_update="none", n_steps=420,
+    common = dict(hidden_layer_sizes=(128, 128), target_update="none", max_iter=420,
                   diagnose_every=0, random_state=0)
     adam = OfflineQRegressor(**common, optimizer="adam")
     with pytest.warns(ConvergenceWarning, match="diverged"):
@@ -172,7 +172,7 @@ def test_supervised_divergence_rule_and_history_are_in_the_units_of_y():
     y = d.states[:, 0] + 5.0
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        est = OfflineQRegressor(hidden_layer_sizes=(16,), n_steps=300, batch_size=64,
+        est = OfflineQRegressor(hidden_layer_sizes=(16,), max_iter=300, batch_size=64,
                                 diagnose_every=0, lr=1e-2, divergence_threshold=1.05,
                                 random_state=0).fit(d.states, y)
     assert not est.diverged_ and est.n_iter_ == 300
