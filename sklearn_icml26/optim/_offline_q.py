@@ -44,7 +44,7 @@ def _isometry_penalty(module):
     """``sum_W R(W)`` over the weight blocks ``W`` with both sides >= 2 (AdamO's scope).
 
     ``R(W) = ||W W^T - I||_F^2 / 4`` with the smaller Gram matrix (AdamO's isometry penalty,
-    :func:`~sklearn_icml26.optim.orthogonality_residual` is its gradient).
+    ``optim._adamo.orthogonality_residual`` is its gradient).
     """
     total = 0.0
     for p in module.parameters():

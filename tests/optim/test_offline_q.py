@@ -179,3 +179,35 @@ def test_supervised_divergence_rule_and_history_are_in_the_units_of_y():
     assert est.q_bound_ == np.abs(y).max()
     assert 4.0 < est.q_max_history_[-1] <= 1.05 * est.q_bound_
     assert abs(est.q_max_history_[-1] - np.abs(est.predict(d.states)).max()) < 0.5
+
+
+def test_isometry_penalty_known_values_and_gradient():
+    from sklearn_icml26.optim._adamo import orthogonality_residual
+    from sklearn_icml26.optim._offline_q import _isometry_penalty
+
+    net = torch.nn.Sequential(torch.nn.Linear(3, 3, bias=False), torch.nn.Linear(3, 1))
+    with torch.no_grad():
+        net[0].weight.copy_(2 * torch.eye(3))
+    # 2I: R = ||4I - I||^2 / 4 = 27 / 4; the 1 x 3 head is outside the scope
+    assert float(_isometry_penalty(net).detach()) == pytest.approx(6.75)
+    W = torch.linalg.qr(torch.randn(5, 3, generator=torch.Generator().manual_seed(0)))[0]
+    lin = torch.nn.Linear(3, 5, bias=False)
+    with torch.no_grad():
+        lin.weight.copy_(W)
+    assert float(_isometry_penalty(lin).detach()) == pytest.approx(0.0, abs=1e-10)
+    with torch.no_grad():
+        lin.weight.mul_(1.5)
+    _isometry_penalty(lin).backward()
+    torch.testing.assert_close(lin.weight.grad, orthogonality_residual(lin.weight.detach()))
+
+
+def test_orthogonality_penalty_pulls_the_weights_to_isometries(data):
+    def defect(est):
+        W = est.module_.body[2].weight.detach()  # the 16 x 16 hidden block
+        return float(torch.linalg.matrix_norm(W.T @ W - torch.eye(16), ord=2))
+
+    kw = {**_SMALL, "hidden_layer_sizes": (16, 16), "max_iter": 200, "lr": 1e-2}
+    plain = _fit(OfflineQRegressor(**kw), data)
+    pen = _fit(OfflineQRegressor(**kw, orthogonality_penalty=1.0), data)
+    assert defect(pen) < 0.2 * defect(plain)
+    assert np.all(np.isfinite(pen.loss_curve_))
