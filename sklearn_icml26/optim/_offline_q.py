@@ -8,12 +8,14 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import r2_score
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import nn
 
 from ..base import _TORCH_RNG_LOCK, TorchEstimatorMixin
+from ..utils._scaling import _robust_mean_std, _standardize
 from ._spectral import td_spectral_radius
 
 __all__ = ["OfflineQRegressor"]
@@ -381,15 +383,20 @@ default="adam"
         if self.td_mode_:
             self.y_mean_, self.y_scale_ = 0.0, (y_abs if y_abs > 0 else 1.0)
             self.q_bound_ = y_abs / (1 - self.gamma)
+            # internal units: |Q| of at most 1 / (1 - gamma)
+            offset, bound = 0.0, 1.0 / (1 - self.gamma)
         else:
-            std = float(np.std(y))
-            self.y_mean_, self.y_scale_ = float(np.mean(y)), (std if std > 0 else 1.0)
+            # moments on power-of-two pre-scaled values: no overflow of y**2 near 1e300, no
+            # underflow to a zero std near 1e-300
+            mean, std, _ = _robust_mean_std(y)
+            self.y_mean_, self.y_scale_ = float(mean), (float(std) if std > 0 else 1.0)
             self.q_bound_ = y_abs
-        # the documented rule, in the units of y: max |Q| > divergence_threshold * q_bound_
-        # (q_bound_ = 0, an all-zero y, falls back to the scale of y's internal units)
-        limit = self.divergence_threshold * (
-            self.q_bound_ if self.q_bound_ > 0
-            else self.y_scale_ / ((1 - self.gamma) if self.td_mode_ else 1.0))
+            offset = self.y_mean_ / self.y_scale_
+            bound = y_abs / self.y_scale_ if y_abs > 0 else 1.0
+        # the documented rule max |Q| > divergence_threshold * q_bound_ in the units of y,
+        # checked in the internal units (|Q_int + offset| > limit), which do not overflow;
+        # q_bound_ = 0 (an all-zero y) falls back to the scale of the internal units
+        limit = self.divergence_threshold * bound
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
         probe = np.sort(rng.choice(n, min(self.diagnose_points, n), replace=False))
@@ -398,7 +405,8 @@ default="adam"
         def t(a_, dt=dtype):
             return torch.tensor(a_, dtype=dt, device=device)
 
-        S, A, R = t(X), t(a, torch.int64), t((y - self.y_mean_) / self.y_scale_)
+        S, A = t(X), t(a, torch.int64)
+        R = t(_standardize(y, self.y_mean_, self.y_scale_))
         S2 = t(s2) if self.td_mode_ else None
         notdone = t(~done) if self.td_mode_ else None
         batch = n if self.batch_size == -1 else int(self.batch_size)
@@ -448,13 +456,16 @@ default="adam"
                                 pt.lerp_(p, self.polyak_tau)
                         elif (step + 1) % self.hard_update_every == 0:
                             target.load_state_dict(net.state_dict())
-                q_max = float((q.detach() * self.y_scale_ + self.y_mean_).abs().max())
-                q_hist.append(q_max)
-                loss_hist.append(float(td.detach()) * self.y_scale_ ** 2)
-                finite = np.isfinite(q_max) and np.isfinite(loss_hist[-1])
+                qd = q.detach()
+                q_int = max(abs(float(qd.max()) + offset), abs(float(qd.min()) + offset))
+                td_int = float(td.detach())
+                with np.errstate(over="ignore"):  # the units of y may not hold |y| > 1e154
+                    q_hist.append(float(np.float64(q_int) * self.y_scale_))
+                    loss_hist.append(float(np.float64(td_int) * np.float64(self.y_scale_) ** 2))
+                finite = np.isfinite(q_int) and np.isfinite(td_int)
                 if finite and (step + 1) % _SNAPSHOT_EVERY == 0:
                     snapshot = copy.deepcopy(net.state_dict())
-                if not finite or q_max > limit:
+                if not finite or q_int > limit:
                     self.diverged_, self.divergence_step_ = True, step + 1
                     if not (finite and all(torch.isfinite(p).all() for p in net.parameters())):
                         net.load_state_dict(snapshot)
@@ -471,7 +482,7 @@ default="adam"
             warnings.warn(
                 f"OfflineQRegressor diverged at step {self.divergence_step_}: max|Q| = "
                 f"{q_hist[-1]:.4g} exceeds divergence_threshold * q_bound_ = "
-                f"{limit:.4g} "
+                f"{limit * self.y_scale_:.4g} "
                 "(or is not finite); training stopped. A target network (target_update="
                 "'polyak') or layer_norm=True counter the collapse and still learn; a "
                 "smaller lr delays it; optimizer='adamo' with optimizer_params={'kappa': "
@@ -586,3 +597,66 @@ default="adam"
         q = self._q_numpy(X)[np.arange(X.shape[0]), a]
         v_next = self._q_numpy(s2).max(axis=1)
         return q - y - self.gamma * (~done) * v_next
+
+    def score(self, X, y, sample_weight=None, *, actions=None, next_states=None,
+              terminals=None):
+        """Coefficient of determination R^2 of what the critic was fitted to.
+
+        In supervised mode (fitted without ``next_states``): the R^2 of :meth:`predict` (of
+        ``Q(s, a)`` when ``actions`` are given) against ``y``. In TD mode: the R^2 of
+        ``Q(s, a)`` against the one-step TD targets ``r + gamma (1 - done) max_a' Q(s', a')``
+        of the online network, which needs the transitions; ``actions``, ``next_states`` and
+        ``terminals`` are score parameters with metadata routing
+        (``set_score_request(actions=True, next_states=True, terminals=True)``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            States.
+        y : array-like of shape (n_samples,)
+            Rewards (the regression targets in supervised mode).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights of the R^2.
+        actions : array-like of int of shape (n_samples,), default=None
+            Logged actions; required in TD mode.
+        next_states : array-like of shape (n_samples, n_features), default=None
+            Next states; required in TD mode, not accepted in supervised mode.
+        terminals : array-like of bool of shape (n_samples,), default=None
+            Episode ends; ``None`` is all False.
+
+        Returns
+        -------
+        score : float
+            R^2 (1 is a perfect fit).
+
+        Raises
+        ------
+        ValueError
+            In TD mode without ``actions`` or ``next_states``, with ``next_states`` in
+            supervised mode, or on malformed transitions.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        if y.shape != (X.shape[0],):
+            raise ValueError(f"y must have shape ({X.shape[0]},); got {y.shape}")
+        if self.td_mode_ and (actions is None or next_states is None):
+            raise ValueError(
+                "score of a critic fitted on transitions (td_mode_=True) is the R^2 of "
+                "Q(s, a) against the TD targets r + gamma (1 - done) max_a' Q(s', a') and "
+                "needs actions and next_states; with metadata routing, "
+                "set_score_request(actions=True, next_states=True, terminals=True)")
+        if not self.td_mode_ and next_states is not None:
+            raise ValueError("next_states were given to score a critic fitted without them "
+                             "(supervised mode, td_mode_=False); refit with next_states or "
+                             "score without them")
+        a, s2, done = self._validate_transitions(X, actions, next_states, terminals,
+                                                 self.n_actions_)
+        q = self._q_numpy(X)
+        if self.td_mode_:
+            pred = q[np.arange(X.shape[0]), a]
+            target = y + self.gamma * (~done) * self._q_numpy(s2).max(axis=1)
+        else:
+            pred = q[np.arange(X.shape[0]), a] if actions is not None else q.max(axis=1)
+            target = y
+        return float(r2_score(target, pred, sample_weight=sample_weight))

@@ -102,11 +102,33 @@ def test_adamo_reaches_the_critic(data):
 def test_metadata_routing_through_cross_validate(data):
     with sklearn.config_context(enable_metadata_routing=True):
         est = OfflineQRegressor(**{**_SMALL, "max_iter": 10}).set_fit_request(
+            actions=True, next_states=True, terminals=True).set_score_request(
             actions=True, next_states=True, terminals=True)
         out = cross_validate(est, data.states, data.rewards, cv=KFold(2),
                              params={"actions": data.actions, "next_states": data.next_states,
-                                     "terminals": data.terminals}, return_estimator=True)
+                                     "terminals": data.terminals}, return_estimator=True,
+                             error_score="raise")
     assert all(e.td_mode_ and e.n_actions_ == 4 for e in out["estimator"])
+    assert np.all(np.isfinite(out["test_score"])) and np.all(out["test_score"] <= 1)
+
+
+def test_td_score_is_the_r2_against_the_td_targets(data):
+    """Issue 40 item 4: in TD mode score was the R^2 of max_a Q against the immediate
+    reward; it is the R^2 of Q(s, a) against r + gamma (1 - done) max_a' Q(s', a')."""
+    est = _fit(OfflineQRegressor(**_SMALL, gamma=0.9), data)
+    tr = dict(actions=data.actions, next_states=data.next_states, terminals=data.terminals)
+    q = est.predict_q(data.states)[np.arange(300), data.actions]
+    target = q - est.td_error(data.states, data.rewards, **tr)
+    expected = 1 - np.sum((target - q) ** 2) / np.sum((target - target.mean()) ** 2)
+    assert est.score(data.states, data.rewards, **tr) == pytest.approx(expected, rel=1e-9)
+    with pytest.raises(ValueError, match="needs actions and next_states"):
+        est.score(data.states, data.rewards)
+    sup = OfflineQRegressor(**_SMALL).fit(data.states, data.rewards)
+    with pytest.raises(ValueError, match="fitted without them"):
+        sup.score(data.states, data.rewards, **tr)
+    assert sup.score(data.states, data.rewards) == pytest.approx(
+        1 - np.sum((data.rewards - sup.predict(data.states)) ** 2)
+        / np.sum((data.rewards - data.rewards.mean()) ** 2))
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -211,3 +233,24 @@ def test_orthogonality_penalty_pulls_the_weights_to_isometries(data):
     pen = _fit(OfflineQRegressor(**kw, orthogonality_penalty=1.0), data)
     assert defect(pen) < 0.2 * defect(plain)
     assert np.all(np.isfinite(pen.loss_curve_))
+
+
+@pytest.mark.parametrize("factor", [1e300, 1e-300])
+@pytest.mark.parametrize("td", [False, True])
+def test_targets_near_the_float64_limits_scale_the_fit(data, factor, td):
+    """Issue 40 item 9: y x 1e300 gave all-inf predictions (and a spurious divergence),
+    y x 1e-300 predictions of order 0.1; the critic fitted on y * factor predicts factor
+    times the critic fitted on y."""
+    kw = dict(hidden_layer_sizes=(8,), max_iter=30, batch_size=-1, lr=0.05, diagnose_every=0,
+              precision="float64", random_state=0)
+    fit_kw = (dict(actions=data.actions, next_states=data.next_states,
+                   terminals=data.terminals) if td else {})
+    y = data.rewards if td else data.states[:, 0] + 1.0
+    ref = OfflineQRegressor(**kw).fit(data.states, y, **fit_kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = OfflineQRegressor(**kw).fit(data.states, y * factor, **fit_kw)
+    assert not est.diverged_ and est.n_iter_ == 30
+    np.testing.assert_allclose(est.predict_q(data.states) / factor,
+                               ref.predict_q(data.states), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(est.q_max_history_ / factor, ref.q_max_history_, rtol=1e-6)
