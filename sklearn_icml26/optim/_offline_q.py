@@ -1,26 +1,32 @@
 """Offline Q-learning critic with collapse diagnostics (testbed of AdamO)."""
 
 import copy
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import r2_score
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import nn
 
-from ..base import _TORCH_RNG_LOCK, TorchEstimatorMixin
+from ..base import (
+    DivergenceGuard,
+    EpochLogger,
+    TorchEstimatorMixin,
+    _rose_hundredfold,
+    make_optimizer,
+    seeded_torch,
+)
+from ..utils._docstrings import Substitution, _torch_docstrings
 from ..utils._scaling import _robust_mean_std, _standardize
 from ._spectral import td_spectral_radius
 
 __all__ = ["OfflineQRegressor"]
 
-_SNAPSHOT_EVERY = 100  # steps between copies of finite parameters (restored after a NaN)
+_CHECK_EVERY = 100  # steps between the divergence guard's checkpoints (state copies)
 
 
 class _QNetwork(nn.Module):
@@ -99,6 +105,7 @@ def _check_terminals(terminals, n_samples):
                      f"{t.dtype} with values {np.unique(t)[:5]}")
 
 
+@Substitution(**_torch_docstrings)
 class OfflineQRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     """Offline Q-learning critic with divergence detection and spectral diagnostics.
 
@@ -112,10 +119,17 @@ class OfflineQRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     :func:`~sklearn_icml26.optim.td_spectral_radius` records the spectral radius ``rho`` of the
     linearised Adam-TD dynamics and the largest real part of the eigenvalues of ``S``, computed
     with the online network on a fixed probe set (with a target network the linearisation is
-    that of the online update, an approximation). Training stops with a
-    :class:`~sklearn.exceptions.ConvergenceWarning` once ``max |Q|`` over a batch exceeds
-    ``divergence_threshold * q_bound_`` or is not finite (``diverged_`` is then True; a
-    non-finite network is replaced by its last finite copy, at most 100 steps old).
+    that of the online update, an approximation).
+
+    A fit that blows up follows the package's one divergence policy
+    (:class:`~sklearn_icml26.base.DivergenceGuard`, unit: the step): at a non-finite loss
+    training stops and the networks get back their last checked state whose loss was finite
+    (checked every 100 steps); a loss that ends a hundredfold above its first value is a
+    finite divergence, whose state is kept. Both issue the package's one
+    :class:`~sklearn.exceptions.ConvergenceWarning`. A collapse (``max |Q|`` over a batch
+    beyond ``divergence_threshold * q_bound_`` once the loss has risen a hundredfold) is
+    such a finite divergence; training stops there instead of running on. ``diverged_`` and
+    ``divergence_step_`` record it. See the :ref:`User Guide <user_guide_optim>`.
 
     Without ``next_states`` the target is the reward alone: plain supervised regression of
     ``y`` on ``X`` (``S = -K`` is negative semidefinite, the stable case), with one action
@@ -156,30 +170,34 @@ class OfflineQRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         ablation of it; see the :ref:`User Guide <user_guide_optim>`). 0 turns it off.
     optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
 default="adam"
-        Optimizer; ``"adamo"`` is :class:`~sklearn_icml26.optim.AdamO`.
+        {optimizer}
     optimizer_params : dict or None, default=None
-        Extra keyword arguments of the optimizer, e.g. ``{"kappa": 1.0, "tau": 0.05}`` for
-        ``"adamo"`` or ``{"weight_decay": 1e-2}`` for ``"adamw"``; ``lr`` has its own parameter.
+        {optimizer_params}
     lr : float, default=1e-3
-        Learning rate (> 0).
+        {lr}
     batch_size : int, default=256
         Transitions per step, drawn uniformly with replacement; ``-1`` uses all.
     max_iter : int, default=20000
-        Maximum number of gradient steps.
+        Number of optimizer steps, each on a freshly drawn batch of transitions.
     diagnose_every : int, default=1000
         Steps between spectral diagnostics (step 0 included); 0 turns them off.
     diagnose_points : int, default=256
         Size of the fixed probe set of the diagnostics (at most the number of samples).
     divergence_threshold : float, default=100.0
-        Training stops once ``max |Q| > divergence_threshold * q_bound_`` (> 0).
+        A collapse: ``max |Q| > divergence_threshold * q_bound_`` (> 0) over a step's batch
+        while the loss is a hundredfold or more above its first value (the package's rule of
+        a finite divergence). Training stops there with the divergence warning and keeps its
+        state.
     precision : {"float32", "float64"}, default="float32"
-        Floating point precision of the network.
+        {precision}
     device : str, default="cpu"
-        Torch device.
+        {device}
     random_state : int, RandomState instance or None, default=None
-        Seeds initialisation, the mini-batches and the probe set.
+        {random_state}
     verbose : int, default=0
-        ``1`` prints the TD loss, ``max |Q|`` and ``rho`` at every diagnostic.
+        ``0`` is silent; ``1`` prints about 20 progress lines (the first step, every
+        ``ceil(max_iter / 20)``-th and the last: TD loss, ``max |Q|``, and ``rho`` on a
+        diagnostic step), ``2`` or more one line per step, as plain text.
 
     Attributes
     ----------
@@ -203,10 +221,12 @@ default="adam"
         Whether ``next_states`` were given (bootstrapped targets).
     q_max_history_ : ndarray of shape (n_iter_,)
         ``max |Q(s, a)|`` over each step's batch, in the units of ``y``.
-    loss_curve_ : ndarray of shape (n_iter_,)
-        Mean squared TD error of each step's batch, in the units of ``y`` squared.
+    loss_curve_ : list of float
+        Mean squared TD error of each step's batch (before the step), ``n_iter_`` values, in
+        the units of ``y`` squared (inf where those overflow, ``|y|`` beyond about 1e154).
     diagnose_steps_ : ndarray of shape (n_diagnostics,)
-        Steps at which the diagnostics ran.
+        Steps at which the diagnostics ran (before that step's update; those of the kept
+        state).
     rho_history_ : ndarray of shape (n_diagnostics,)
         Spectral radius of the augmented operator ``A(eta)``.
     max_real_eig_history_ : ndarray of shape (n_diagnostics,)
@@ -214,11 +234,14 @@ default="adam"
     isometry_defect_history_ : ndarray of shape (n_diagnostics,)
         ``||Phi^T Phi - I||_2`` on the probe set.
     diverged_ : bool
-        Whether training stopped on divergence.
+        Whether the fit diverged (and warned): a non-finite loss, a collapse past
+        ``divergence_threshold`` or a hundredfold rise of the loss.
     divergence_step_ : int or None
-        The step at which it stopped, if it diverged.
+        The step at which training stopped on a divergence (None when it ran ``max_iter``
+        steps).
     n_iter_ : int
-        Steps run.
+        Steps whose state is kept: ``max_iter``, the step of a collapse, or after a
+        non-finite loss the step of the restored state (0: the initial one).
 
     Raises
     ------
@@ -368,9 +391,8 @@ default="adam"
         """
         self._check_device()
         hidden = self._check_hidden()
-        optimizer_class = self._optimizer_class()
-        optimizer_kwargs = {k.removeprefix("optimizer__"): v
-                            for k, v in self._optimizer_kwargs(optimizer_class).items()}
+        # the optimizer's name and optimizer_params are checked before any work
+        self._optimizer_kwargs(self._optimizer_class())
         X, y = validate_data(self, X, y, y_numeric=True, ensure_min_samples=2,
                              dtype=np.float64)
         a, s2, done = self._validate_transitions(X, actions, next_states, terminals,
@@ -393,13 +415,11 @@ default="adam"
             self.q_bound_ = y_abs
             offset = self.y_mean_ / self.y_scale_
             bound = y_abs / self.y_scale_ if y_abs > 0 else 1.0
-        # the documented rule max |Q| > divergence_threshold * q_bound_ in the units of y,
-        # checked in the internal units (|Q_int + offset| > limit), which do not overflow;
-        # q_bound_ = 0 (an all-zero y) falls back to the scale of the internal units
+        # max |Q| > divergence_threshold * q_bound_ (units of y), checked in the internal
+        # units (|Q_int + offset| > limit), which do not overflow; q_bound_ = 0 (an all-zero
+        # y) falls back to the scale of the internal units
         limit = self.divergence_threshold * bound
         rng = check_random_state(self.random_state)
-        seed = int(rng.randint(np.iinfo(np.int32).max))
-        probe = np.sort(rng.choice(n, min(self.diagnose_points, n), replace=False))
         dtype, device = self._torch_dtype, torch.device(self.device)
 
         def t(a_, dt=dtype):
@@ -410,41 +430,44 @@ default="adam"
         S2 = t(s2) if self.td_mode_ else None
         notdone = t(~done) if self.td_mode_ else None
         batch = n if self.batch_size == -1 else int(self.batch_size)
-        fork_devices = [device.index or 0] if device.type == "cuda" else []
-        q_hist, loss_hist, diag = [], [], []
+        name = type(self).__name__
+        q_hist, loss_hist, diag, window = [], [], [], []
         self.diverged_, self.divergence_step_ = False, None
-        with _TORCH_RNG_LOCK, torch.random.fork_rng(devices=fork_devices):
-            torch.manual_seed(seed)
+        with seeded_torch(rng, device) as seed:  # one draw of rng, then the probe set
+            probe = np.sort(rng.choice(n, min(self.diagnose_points, n), replace=False))
             net = _QNetwork(d, hidden, self.n_actions_, self.layer_norm).to(dtype).to(device)
             target = None
             if self.td_mode_ and self.target_update != "none":
                 target = copy.deepcopy(net)
                 target.requires_grad_(False)
-            opt = optimizer_class(net.parameters(), lr=self.lr, **optimizer_kwargs)
+            opt = make_optimizer(self, net.parameters())
             gen = torch.Generator(device=device).manual_seed(seed)
-            snapshot = copy.deepcopy(net.state_dict())
-            step = 0
-            for step in range(self.max_iter):
-                if self.diagnose_every and step % self.diagnose_every == 0:
-                    diag.append(self._diagnose(net, target, opt, S, A, S2, notdone, probe,
-                                               step, seed))
-                    if self.verbose:
-                        print(f"[OfflineQRegressor] step {step}: td_loss "
-                              f"{loss_hist[-1] if loss_hist else float('nan'):.4g} "
-                              f"max|Q| {q_hist[-1] if q_hist else float('nan'):.4g} "
-                              f"rho {diag[-1][1]:.6f}", flush=True)
-                idx = torch.randint(n, (batch,), generator=gen, device=device)
+            guard = DivergenceGuard([net] if target is None else [net, target], name,
+                                    unit="step")
+            logger = EpochLogger(self.verbose, self.max_iter, name, unit="step")
+
+            def batch_loss(idx):
                 q = net(S[idx]).gather(1, A[idx, None])[:, 0]
                 if self.td_mode_:
                     with torch.no_grad():
-                        boot = (target if target is not None else net)(S2[idx]).max(dim=1).values
-                        y_t = R[idx] + self.gamma * notdone[idx] * boot
+                        boot = (target if target is not None else net)(S2[idx])
+                        y_t = R[idx] + self.gamma * notdone[idx] * boot.max(dim=1).values
                 else:
                     y_t = R[idx]
                 td = torch.mean((q - y_t) ** 2)
                 loss = td
                 if self.orthogonality_penalty:
                     loss = td + self.orthogonality_penalty * _isometry_penalty(net)
+                return q, td, loss
+
+            for step in range(1, self.max_iter + 1):
+                rho = None
+                if self.diagnose_every and (step - 1) % self.diagnose_every == 0:
+                    diag.append(self._diagnose(net, target, opt, S, A, S2, notdone, probe,
+                                               step - 1, seed))
+                    rho = diag[-1][1]
+                idx = torch.randint(n, (batch,), generator=gen, device=device)
+                q, td, loss = batch_loss(idx)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
@@ -454,7 +477,7 @@ default="adam"
                             for pt, p in zip(target.parameters(), net.parameters(),
                                              strict=True):
                                 pt.lerp_(p, self.polyak_tau)
-                        elif (step + 1) % self.hard_update_every == 0:
+                        elif step % self.hard_update_every == 0:
                             target.load_state_dict(net.state_dict())
                 qd = q.detach()
                 q_int = max(abs(float(qd.max()) + offset), abs(float(qd.min()) + offset))
@@ -462,33 +485,39 @@ default="adam"
                 with np.errstate(over="ignore"):  # the units of y may not hold |y| > 1e154
                     q_hist.append(float(np.float64(q_int) * self.y_scale_))
                     loss_hist.append(float(np.float64(td_int) * np.float64(self.y_scale_) ** 2))
-                finite = np.isfinite(q_int) and np.isfinite(td_int)
-                if finite and (step + 1) % _SNAPSHOT_EVERY == 0:
-                    snapshot = copy.deepcopy(net.state_dict())
-                if not finite or q_int > limit:
-                    self.diverged_, self.divergence_step_ = True, step + 1
-                    if not (finite and all(torch.isfinite(p).all() for p in net.parameters())):
-                        net.load_state_dict(snapshot)
+                if guard.observe(loss):  # non-finite: last validated state restored
+                    self.diverged_, self.divergence_step_ = True, step
                     break
+                window.append(float(loss.detach()))
+                # collapse: max |Q| past the threshold while the loss has risen a hundredfold
+                # (the guard's rule for a finite divergence, so that it warns): stop here
+                collapsed = q_int > limit and _rose_hundredfold(guard.first_loss_,
+                                                                float(np.mean(window)))
+                if collapsed or step % _CHECK_EVERY == 0 or step == self.max_iter:
+                    if guard.checkpoint(step, loss=float(np.mean(window))):
+                        self.diverged_, self.divergence_step_ = True, step
+                        break
+                    window = []
+                if logger.selected(step):
+                    logger.log(step, td_loss=td_int, max_q=q_hist[-1], rho=rho)
+                if collapsed:
+                    self.diverged_, self.divergence_step_ = True, step
+                    break
+            if not guard.stopped:
+                with torch.no_grad():  # the final state on the last batch validates it
+                    final = batch_loss(idx)[2]
+            rose = _rose_hundredfold(guard.first_loss_, guard.last_loss_)
+            self.n_iter_ = guard.finish(final_loss=None if guard.stopped else final)
+        self.diverged_ = bool(guard.stopped or self.diverged_ or rose)
         self.module_, self.target_module_, self.optimizer_ = net, target, opt
-        self.n_iter_ = step + 1
-        self.q_max_history_ = np.asarray(q_hist, dtype=np.float64)
-        self.loss_curve_ = np.asarray(loss_hist, dtype=np.float64)
+        # the records of the steps whose state is kept
+        self.q_max_history_ = np.asarray(q_hist[:self.n_iter_], dtype=np.float64)
+        self.loss_curve_ = [float(v) for v in loss_hist[:self.n_iter_]]
         diag = np.asarray(diag, dtype=np.float64).reshape(-1, 4)
+        diag = diag[diag[:, 0] <= self.n_iter_]
         self.diagnose_steps_ = diag[:, 0].astype(np.int64)
         self.rho_history_, self.max_real_eig_history_ = diag[:, 1], diag[:, 2]
         self.isometry_defect_history_ = diag[:, 3]
-        if self.diverged_:
-            warnings.warn(
-                f"OfflineQRegressor diverged at step {self.divergence_step_}: max|Q| = "
-                f"{q_hist[-1]:.4g} exceeds divergence_threshold * q_bound_ = "
-                f"{limit * self.y_scale_:.4g} "
-                "(or is not finite); training stopped. A target network (target_update="
-                "'polyak') or layer_norm=True counter the collapse and still learn; a "
-                "smaller lr delays it; optimizer='adamo' with optimizer_params={'kappa': "
-                "1.0, 'tau': 1.0} stops it too, but in this package's benchmark its greedy "
-                "policy stayed at the behaviour policy's return.",
-                ConvergenceWarning, stacklevel=2)
         return self
 
     def _diagnose(self, net, target, opt, S, A, S2, notdone, probe, step, seed):

@@ -80,13 +80,34 @@ def test_diagnostics_record_rho_in_td_mode(data):
     assert np.all(est.rho_history_ > 0) and est.rho_history_.shape == (2,)
 
 
-def test_divergence_stops_with_a_warning_and_a_finite_model(data):
+def test_collapse_stops_with_the_divergence_warning_and_keeps_the_state(data):
     est = OfflineQRegressor(**{**_SMALL, "max_iter": 200}, target_update="none", lr=1.0,
                             divergence_threshold=2.0)
-    with pytest.warns(ConvergenceWarning, match="diverged at step"):
+    with pytest.warns(ConvergenceWarning,
+                      match="OfflineQRegressor: the training loss rose a hundredfold"):
         _fit(est, data)
     assert est.diverged_ and est.n_iter_ == est.divergence_step_ < 200
+    assert len(est.loss_curve_) == len(est.q_max_history_) == est.n_iter_
+    assert est.q_max_history_[-1] > 2.0 * est.q_bound_  # the collapse is what stopped it
     assert np.all(np.isfinite(est.predict_q(data.states)))
+
+
+def test_non_finite_loss_restores_the_last_checked_state(data):
+    """SGD at lr=1e6 (no collapse stop before): the loss turns non-finite; the networks get back the
+    state of the last checkpoint (every 100 steps) whose loss was finite, the initial one."""
+    init = _fit(OfflineQRegressor(**{**_SMALL, "max_iter": 1}, lr=1e-12), data)
+    est = OfflineQRegressor(**{**_SMALL, "max_iter": 200}, lr=1e6, optimizer="sgd",
+                            target_update="hard",
+                            divergence_threshold=1e300)
+    with pytest.warns(ConvergenceWarning, match="OfflineQRegressor: the training loss became "
+                      r"non-finite in step \d+; .* \(the initial ones\) were restored"):
+        _fit(est, data)
+    assert est.diverged_ and est.n_iter_ == 0 and 1 <= est.divergence_step_ < 100
+    assert est.loss_curve_ == [] and est.q_max_history_.shape == (0,)
+    np.testing.assert_allclose(est.predict_q(data.states), init.predict_q(data.states),
+                               rtol=1e-5, atol=1e-6)
+    for p, q in zip(est.module_.parameters(), est.target_module_.parameters(), strict=True):
+        assert torch.equal(p, q)
 
 
 def test_adamo_reaches_the_critic(data):
