@@ -42,16 +42,24 @@ def _surrogate_loss(T, rows, adv, n_traj, mean, scale, entropy_weight, torch):
     return -(pg + entropy_weight * ent) / n_traj, float(ent.detach()) / max(len(U) + len(E), 1)
 
 
-def _adam_step(params, grads, m, v, step, lr, max_norm, torch, betas=(0.9, 0.999), eps=1e-8):
-    """One Adam step after clipping the global gradient norm to ``max_norm``."""
-    norm = float(torch.sqrt(sum((g * g).sum() for g in grads)))
-    c = min(1.0, max_norm / (norm + 1e-6))
-    with torch.no_grad():
-        for p, g, mi, vi in zip(params, grads, m, v, strict=True):
-            g = g * c
-            mi.mul_(betas[0]).add_(g, alpha=1 - betas[0])
-            vi.mul_(betas[1]).addcmul_(g, g, value=1 - betas[1])
-            m_hat = mi / (1 - betas[0] ** step)
-            v_hat = vi / (1 - betas[1] ** step)
-            p.sub_(lr * m_hat / (torch.sqrt(v_hat) + eps))
-    return norm
+_PARAM_NAMES = ("A", "a", "w_u", "b_u", "w_e", "v", "b_e")
+_EXIT_PARAMS = ("w_e", "v", "b_e")
+
+
+def _policy_module(P, torch):
+    """The gate policy's weights ``P`` as float64 parameters of one torch module.
+
+    The module has no forward pass: :func:`_surrogate_loss` reads its parameters by name
+    (``dict(module.named_parameters())``); it is what the optimizer updates and what the
+    divergence guard snapshots and restores.
+    """
+    module = torch.nn.Module()
+    for k in _PARAM_NAMES:
+        module.register_parameter(k, torch.nn.Parameter(torch.tensor(P[k],
+                                                                     dtype=torch.float64)))
+    return module
+
+
+def _policy_numpy(module):
+    """The module's weights as the dict of float64 arrays the reading loop uses."""
+    return {k: v.detach().cpu().numpy().copy() for k, v in module.named_parameters()}

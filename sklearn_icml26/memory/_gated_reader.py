@@ -16,10 +16,17 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from ..datasets._reading_episodes import make_locomo_episodes, make_planted_episodes
+from ..utils._docstrings import Substitution, _torch_docstrings
 from ..utils._parallel import Parallel, delayed
 from ._embedder import SentenceEmbedder
 from ._gated_episodes import _check_episodes, _check_evidence, _prepare
-from ._gated_policy import _adam_step, _init_params, _surrogate_loss
+from ._gated_policy import (
+    _EXIT_PARAMS,
+    _init_params,
+    _policy_module,
+    _policy_numpy,
+    _surrogate_loss,
+)
 from ._gated_rollouts import (
     _N_SCALED,
     _cand_bits,
@@ -37,11 +44,11 @@ from ._streaming import StreamingMemory
 __all__ = ["GatedMemoryReader", "make_locomo_episodes", "make_planted_episodes"]
 
 _POLICIES = ("learned", "vanilla", "oracle_exit", "oracle_gates", "retrieval")
-_PARAM_NAMES = ("A", "a", "w_u", "b_u", "w_e", "v", "b_e")
 _OUTPUT_NAMES = ("chunks_read", "n_chunks", "n_updates", "fraction_read")
 
 
 # ---------------------------------------------------------------------------- the estimator
+@Substitution(**_torch_docstrings)
 class GatedMemoryReader(TransformerMixin, BaseEstimator):
     """Question-conditioned chunked reading with learned update and exit gates.
 
@@ -63,6 +70,15 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
     group-normalised advantage of GRPO [2]_ (no reference model, no KL term, no format
     reward). The outcome reward is evidence recall (or an extractive oracle-span F1), not
     the score of a generated answer; the paper's numbers are not reproduced.
+
+    Training steps a torch optimizer (``optimizer``, Adam by default) on the clipped gradient
+    of the surrogate and keeps the weights of the best greedy validation reward. A run that
+    blows up follows the package's one divergence policy
+    (:class:`~sklearn_icml26.base.DivergenceGuard`): a non-finite loss stops training, the
+    last weights that gave a finite loss are restored and a
+    :class:`~sklearn.exceptions.ConvergenceWarning` says so; a training loss (the regret, see
+    ``loss_curve_``) that ends a hundredfold above its first value warns. See the
+    :ref:`User Guide <user_guide_grumem>`.
 
     Parameters
     ----------
@@ -89,23 +105,29 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
     hidden_size : int, default=32
         Units of the shared tanh layer.
     max_iter : int, default=300
-        Policy-gradient steps.
+        Policy-gradient steps, each on ``batch_size`` sampled episodes.
     batch_size : int, default=16
         Training episodes per step (drawn without replacement).
     group_size : int, default=8
         Sampled trajectories per episode (the group of the baseline).
     lr : float, default=0.01
-        Adam step size.
+        {lr}
+    optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
+default="adam"
+        {optimizer}
+    optimizer_params : dict or None, default=None
+        {optimizer_params}
     entropy_weight : float, default=0.01
         Weight of the entropy bonus of both gates.
     max_grad_norm : float, default=1.0
-        Global gradient-norm clip.
+        Global gradient-norm clip (before each optimizer step).
     validation_fraction : float, default=0.1
         Share of training episodes held out to choose the checkpoint (by conversation when the
         episodes carry a ``"conversation"`` key with >= 2 values, else by episode); 0 keeps
         the last step.
     eval_every : int, default=25
-        Steps between greedy evaluations on the validation split.
+        Steps between greedy evaluations on the validation split; the weights of the best
+        evaluation are kept (early stopping on the validation reward).
     update_threshold : float, default=0.5
         Greedy update gate: write when its probability exceeds this.
     exit_threshold : float, default=0.5
@@ -117,7 +139,10 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
     n_jobs : int, default=None
         Parallel jobs over episodes at inference.
     verbose : int, default=0
-        Print the training reward and validation reward every ``eval_every`` steps.
+        ``0`` is silent; ``1`` prints about 20 progress lines (the first step, every
+        ``ceil(max_iter / 20)``-th and the last: training loss and reward, and the greedy
+        validation reward on an evaluation step), ``2`` or more one line per step, as plain
+        text.
 
     Attributes
     ----------
@@ -131,16 +156,19 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
     scale_ : ndarray of shape (6,)
         Their standard deviations (floored at 1e-6).
     loss_curve_ : list of float
-        The policy-gradient surrogate loss (minus the advantage-weighted log-probabilities of
-        the sampled gate actions, minus the entropy bonus) of each step. The group-normalised
-        advantages centre it near 0: it shows that training ran, the rewards show what it
-        learned.
+        Training loss of each step, ``n_iter_`` values: the regret of the step's sampled
+        trajectories, the largest total reward (``1 + update_weight + exit_weight``, without
+        ``exit_weight`` for ``gates="update"``) minus their mean total reward. (The gradient
+        comes from the policy-gradient surrogate, ``surrogate`` in ``training_log_``, whose
+        group-normalised advantages centre it near 0 whatever the policy learned.)
     validation_scores_ : list of float
         Mean total reward of the greedy gates on the validation split (the training episodes
         when there is none) at each evaluation: step 0 (the initial policy), every
         ``eval_every`` steps and the last step.
     training_log_ : pandas.DataFrame
-        One row per step (step 0: the initial policy): ``loss``, the mean total ``reward``
+        One row per step (step 0: the initial policy): ``loss`` (as in ``loss_curve_``),
+        ``surrogate`` (the loss minimised: minus the advantage-weighted log-probabilities of
+        the sampled gate actions, minus the entropy bonus), the mean total ``reward``
         and its parts ``r_out``, ``r_upd``, ``r_exit`` over the sampled trajectories,
         ``chunks_read``, the mean update / exit probabilities ``p_update``, ``p_exit``, the
         mean ``entropy``, ``tied_groups`` (groups without signal), and at evaluation steps the
@@ -149,7 +177,7 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
     best_step_ : int
         Step of the kept parameters (the best greedy validation reward).
     n_iter_ : int
-        Policy-gradient steps run.
+        Policy-gradient steps run (after a divergence, those whose weights were kept).
     n_train_episodes_ : int
         Episodes used for the policy gradient.
     n_valid_episodes_ : int
@@ -211,6 +239,8 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "group_size": [Interval(Integral, 1, None, closed="left")],
         "lr": [Interval(Real, 0, None, closed="neither")],
+        "optimizer": [StrOptions({"adam", "adamw", "sgd", "rmsprop", "adamo"}), type],
+        "optimizer_params": [dict, None],
         "entropy_weight": [Interval(Real, 0, None, closed="left")],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
         "validation_fraction": [Interval(Real, 0, 1, closed="left")],
@@ -226,6 +256,7 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
     def __init__(self, embedder="auto", *, n_slots=10, write_size=2, memory_policy="score",
                  gates="both", reward="recall", update_weight=0.5, exit_weight=0.5,
                  hidden_size=32, max_iter=300, batch_size=16, group_size=8, lr=0.01,
+                 optimizer="adam", optimizer_params=None,
                  entropy_weight=0.01, max_grad_norm=1.0, validation_fraction=0.1,
                  eval_every=25, update_threshold=0.5, exit_threshold=0.5,
                  exit_bias_init=-3.0, random_state=None, n_jobs=None, verbose=0):
@@ -242,6 +273,8 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
         self.batch_size = batch_size
         self.group_size = group_size
         self.lr = lr
+        self.optimizer = optimizer
+        self.optimizer_params = optimizer_params
         self.entropy_weight = entropy_weight
         self.max_grad_norm = max_grad_norm
         self.validation_fraction = validation_fraction
@@ -330,6 +363,8 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
         """
         import torch
 
+        from ..base import DivergenceGuard, EpochLogger, make_optimizer, seeded_torch
+
         t_start = time.perf_counter()
         episodes = _check_episodes(X)
         if self.group_size < 2:
@@ -357,7 +392,8 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
         ev = [ev[i] for i in keep]
         answers = [answers[i] for i in keep] if answers is not None else None
         rng = check_random_state(self.random_state)
-        gen = np.random.default_rng(rng.randint(2**31 - 1))
+        seed = int(rng.randint(2**31 - 1))
+        gen = np.random.default_rng(seed)
         self.embedder_ = self._make_embedder(episodes)
         eps = _prepare(episodes, self.embedder_, self.write_size, ev, answers)
         tr, va = self._split(episodes, rng)
@@ -376,66 +412,84 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
         self.mean_ = Phi[:, :_N_SCALED].mean(axis=0)
         self.scale_ = np.maximum(Phi[:, :_N_SCALED].std(axis=0), 1e-6)
         P = _init_params(rng, self.hidden_size, self.exit_bias_init)
-        T = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True) for k, v in P.items()}
-        params = [T[k] for k in _PARAM_NAMES if not (self.gates == "update"
-                                                      and k in ("w_e", "v", "b_e"))]
-        adam_m = [torch.zeros_like(p) for p in params]
-        adam_v = [torch.zeros_like(p) for p in params]
-        hist = []
-        best = (-np.inf, 0, {k: v.copy() for k, v in P.items()})
+        # the largest total reward: the training loss is its shortfall (the regret)
+        r_max = 1.0 + self.update_weight + (self.exit_weight if self.gates == "both" else 0.0)
+        name = type(self).__name__
+        hist, evaluated = [], []  # evaluated: (step, greedy validation reward, weights)
         eval_sel = valid if valid else train
 
         def evaluate(step):
             vr, vrec, vch, vupd = self._evaluate(eval_sel, P)
-            nonlocal best
-            if vr > best[0]:
-                best = (vr, step, {k: v.copy() for k, v in P.items()})
+            evaluated.append((step, vr, {k: v.copy() for k, v in P.items()}))
             return vr, vrec, vch
 
         vr, vrec, vch = evaluate(0)
         hist.append({"step": 0, "valid_reward": vr, "valid_recall": vrec, "valid_chunks": vch})
-        for step in range(1, self.max_iter + 1):
-            idx = gen.choice(len(train), size=B, replace=False)
-            batch = [train[i] for i in idx]
-            states, rows = _rollouts(batch, P, self.mean_, self.scale_,
-                                     policy="learned", rng=gen, group_size=self.group_size,
-                                     record=True, **self._kw())
-            R = np.array([self._total(s) for s in states])  # (B*G, 4)
-            Rg = R[:, 0].reshape(B, self.group_size)
-            sd = Rg.std(axis=1, keepdims=True)
-            adv = np.where(sd < 1e-8, 0.0, (Rg - Rg.mean(axis=1, keepdims=True)) / (sd + 1e-6))
-            loss, ent = _surrogate_loss(T, rows, adv.ravel(), len(states), self.mean_,
-                                        self.scale_, self.entropy_weight, torch)
-            grads = torch.autograd.grad(loss, params, allow_unused=True)
-            grads = [torch.zeros_like(p) if g is None else g for p, g in zip(params, grads,
-                                                                             strict=True)]
-            _adam_step(params, grads, adam_m, adam_v, step, self.lr,
-                       self.max_grad_norm, torch)
-            P = {k: v.detach().numpy().copy() for k, v in T.items()}
-            pu = np.concatenate([s.pu for s in states])
-            pe = np.concatenate([s.pe for s in states])
-            row = {"step": step, "loss": float(loss.detach()), "reward": R[:, 0].mean(),
-                   "r_out": R[:, 1].mean(), "r_upd": R[:, 2].mean(), "r_exit": R[:, 3].mean(),
-                   "chunks_read": float(np.mean([s.tau for s in states])),
-                   "p_update": float(np.nanmean(pu)),
-                   "p_exit": float(np.nanmean(pe)) if np.isfinite(pe).any() else np.nan,
-                   "entropy": ent, "tied_groups": int((sd < 1e-8).sum())}
-            if step % self.eval_every == 0 or step == self.max_iter:
-                row["valid_reward"], row["valid_recall"], row["valid_chunks"] = evaluate(step)
-                if self.verbose:
-                    print(f"step {step:4d}  train R {row['reward']:.3f}  valid R "
-                          f"{row['valid_reward']:.3f}  chunks {row['valid_chunks']:.1f}")
-            hist.append(row)
-        cols = ["step", "loss", "reward", "r_out", "r_upd", "r_exit", "chunks_read", "p_update",
-                "p_exit", "entropy", "tied_groups", "valid_reward", "valid_recall",
-                "valid_chunks"]
+        # torch only differentiates here (the draws are gen's); seeded all the same
+        with seeded_torch(seed):
+            policy = _policy_module(P, torch)
+            params = [p for k, p in policy.named_parameters()
+                      if not (self.gates == "update" and k in _EXIT_PARAMS)]
+            opt = make_optimizer(self, params)
+            guard = DivergenceGuard(policy, name, unit="step")
+            logger = EpochLogger(self.verbose, max(self.max_iter, 1), name, unit="step")
+            for step in range(1, self.max_iter + 1):
+                idx = gen.choice(len(train), size=B, replace=False)
+                batch = [train[i] for i in idx]
+                states, rows = _rollouts(batch, P, self.mean_, self.scale_,
+                                         policy="learned", rng=gen, group_size=self.group_size,
+                                         record=True, **self._kw())
+                R = np.array([self._total(s) for s in states])  # (B*G, 4)
+                Rg = R[:, 0].reshape(B, self.group_size)
+                sd = Rg.std(axis=1, keepdims=True)
+                adv = np.where(sd < 1e-8, 0.0,
+                               (Rg - Rg.mean(axis=1, keepdims=True)) / (sd + 1e-6))
+                surrogate, ent = _surrogate_loss(dict(policy.named_parameters()), rows,
+                                                 adv.ravel(), len(states), self.mean_,
+                                                 self.scale_, self.entropy_weight, torch)
+                opt.zero_grad(set_to_none=True)
+                surrogate.backward()
+                for p in params:  # a gate without decisions in the batch: a zero gradient
+                    if p.grad is None:
+                        p.grad = torch.zeros_like(p)
+                torch.nn.utils.clip_grad_norm_(params, self.max_grad_norm)
+                opt.step()
+                surrogate = float(surrogate.detach())
+                regret = r_max - float(R[:, 0].mean())
+                # the guard sees the regret, or the surrogate when that is not finite
+                if guard.observe(regret if np.isfinite(surrogate) else surrogate):
+                    break
+                if guard.checkpoint(step, loss=regret):
+                    break
+                P = _policy_numpy(policy)
+                pu = np.concatenate([s.pu for s in states])
+                pe = np.concatenate([s.pe for s in states])
+                row = {"step": step, "loss": regret, "surrogate": surrogate,
+                       "reward": R[:, 0].mean(), "r_out": R[:, 1].mean(),
+                       "r_upd": R[:, 2].mean(), "r_exit": R[:, 3].mean(),
+                       "chunks_read": float(np.mean([s.tau for s in states])),
+                       "p_update": float(np.nanmean(pu)),
+                       "p_exit": float(np.nanmean(pe)) if np.isfinite(pe).any() else np.nan,
+                       "entropy": ent, "tied_groups": int((sd < 1e-8).sum())}
+                if step % self.eval_every == 0 or step == self.max_iter:
+                    row["valid_reward"], row["valid_recall"], row["valid_chunks"] = (
+                        evaluate(step))
+                hist.append(row)
+                logger.log(step, loss=regret, reward=row["reward"],
+                           valid_reward=row.get("valid_reward"))
+            self.n_iter_ = guard.finish()
+        # early stopping: the weights of the best greedy validation reward (the first on
+        # ties) among the kept steps (after a divergence: up to the restored state)
+        hist = [r for r in hist if r["step"] <= self.n_iter_]
+        kept = [e for e in evaluated if e[0] <= self.n_iter_]
+        self.best_step_, _, self.params_ = max(kept, key=lambda e: (e[1], -e[0]))
+        cols = ["step", "loss", "surrogate", "reward", "r_out", "r_upd", "r_exit",
+                "chunks_read", "p_update", "p_exit", "entropy", "tied_groups", "valid_reward",
+                "valid_recall", "valid_chunks"]
         self.training_log_ = pd.DataFrame(hist).reindex(columns=cols)
         self.loss_curve_ = [float(r["loss"]) for r in hist[1:]]
         self.validation_scores_ = [float(r["valid_reward"]) for r in hist
                                    if "valid_reward" in r]
-        self.n_iter_ = len(hist) - 1
-        _, self.best_step_, self.params_ = best
-        self.best_step_ = int(self.best_step_)
         *_, upd = self._evaluate(eval_sel, self.params_)
         if upd == 0:
             warnings.warn("update gate closed on all validation chunks: the kept policy never "
