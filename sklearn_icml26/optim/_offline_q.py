@@ -391,8 +391,6 @@ default="adam"
         """
         self._check_device()
         hidden = self._check_hidden()
-        # the optimizer's name and optimizer_params are checked before any work
-        self._optimizer_kwargs(self._optimizer_class())
         X, y = validate_data(self, X, y, y_numeric=True, ensure_min_samples=2,
                              dtype=np.float64)
         a, s2, done = self._validate_transitions(X, actions, next_states, terminals,
