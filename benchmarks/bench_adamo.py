@@ -73,19 +73,6 @@ class _TrackedAdamO(AdamO):
         return loss
 
 
-class _PenalisedCritic(OfflineQRegressor):
-    """Adam on the TD loss plus lambda sum_W R(W) (the coupled penalty AdamO decouples)."""
-
-    def _extra_loss(self, module):
-        total = 0.0
-        for p in module.parameters():
-            if p.ndim == 2 and min(p.shape) >= 2:
-                gram = p @ p.T if p.shape[0] < p.shape[1] else p.T @ p
-                eye = torch.eye(gram.shape[0], dtype=p.dtype, device=p.device)
-                total = total + 0.25 * ((gram - eye) ** 2).sum()
-        return PENALTY * total
-
-
 def methods():
     """name -> (estimator class, extra parameters)."""
     adamo = lambda k, t: {"optimizer": _TrackedAdamO,  # noqa: E731
@@ -98,7 +85,8 @@ def methods():
         "AdamO k=0.5 tau=100": (OfflineQRegressor, adamo(0.5, 100.0)),
         "AdamW wd=1e-2": (OfflineQRegressor, {"optimizer": "adamw",
                                               "optimizer_params": {"weight_decay": 1e-2}}),
-        f"Adam + penalty lambda={PENALTY:g}": (_PenalisedCritic, {"optimizer": "adam"}),
+        f"Adam + penalty lambda={PENALTY:g}": (OfflineQRegressor, {
+            "optimizer": "adam", "orthogonality_penalty": PENALTY}),
         "LayerNorm + Adam": (OfflineQRegressor, {"optimizer": "adam", "layer_norm": True}),
         "LayerNorm + AdamO k=1 tau=1": (OfflineQRegressor, {**adamo(1.0, 1.0),
                                                             "layer_norm": True}),

@@ -1,5 +1,8 @@
 """AdamO: Adam plus a decoupled, budgeted orthogonality correction (Qiao et al., ICML 2026)."""
 
+import math
+from numbers import Real
+
 import torch
 from torch.optim import Optimizer
 
@@ -27,6 +30,12 @@ def _check_hyperparameters(lr, betas, eps, weight_decay, kappa, tau, eps_r):
     if not 0.0 <= weight_decay:
         raise ValueError(f"Invalid weight_decay value: weight_decay must be >= 0; "
                          f"got {weight_decay}")
+    for name, value in (("kappa", kappa), ("tau", tau), ("eps_r", eps_r)):
+        if isinstance(value, bool) or not isinstance(value, Real):
+            raise TypeError(f"{name} must be a real number; got {type(value).__name__} "
+                            f"{value!r}")
+        if math.isinf(value):  # inf sends the weights (or the budget) to NaN
+            raise ValueError(f"{name} must be finite; got {value}")
     if not kappa >= 0:  # also rejects NaN
         raise ValueError(f"kappa must be >= 0; got {kappa}")
     if not tau >= 0:
@@ -103,6 +112,9 @@ class AdamO(Optimizer):
     Dynamical Isometry" (ICML 2026, arXiv:2606.09762) also call their optimizer "AdamO"; theirs
     takes an unbudgeted isometry step for continual learning. This class is the offline-RL
     optimizer of Qiao et al.; the alias :data:`AdamOTD` names it without ambiguity.
+
+    Read more, and what the remedies of the collapse compare to, in the
+    :ref:`User Guide <user_guide_optim>`.
 
     **Choices not fixed by the paper.** The budget is applied per block; constrained blocks
     are weights with ``min(r, c) >= 2`` (biases, norm scales and one-row heads are excluded);
