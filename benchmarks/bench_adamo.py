@@ -100,7 +100,7 @@ def run_one(dataset, method, cls, params, seed, cfg):
                                    behaviour=cfg.get("behaviour", "narrow"), epsilon=0.1,
                                    gamma=GAMMA, random_state=cfg.get("data_seed", 0))
     est = cls(gamma=GAMMA, hidden_layer_sizes=cfg["hidden"], target_update=cfg["target"],
-              polyak_tau=0.005, lr=cfg["lr"], batch_size=256, n_steps=cfg["n_steps"],
+              polyak_tau=0.005, lr=cfg["lr"], batch_size=256, max_iter=cfg["n_steps"],
               diagnose_every=cfg["diagnose_every"], diagnose_points=cfg["diagnose_points"],
               divergence_threshold=100.0, random_state=seed, **params)
     start, cpu = time.perf_counter(), time.process_time()
@@ -118,7 +118,7 @@ def run_one(dataset, method, cls, params, seed, cfg):
                             | (est.max_real_eig_history_[before] > 0)))
     opt = est.optimizer_
     scale = (opt.scale_sum / opt.scale_n) if getattr(opt, "scale_n", 0) else None
-    tail = est.td_loss_history_[-50:]
+    tail = np.asarray(est.loss_curve_)[-50:]
     return {"dataset": dataset, "method": method, "seed": seed,
             "diverged": bool(est.diverged_), "divergence_step": est.divergence_step_,
             "n_steps_run": int(est.n_iter_),
@@ -184,13 +184,13 @@ def timing(hidden, rounds=5, steps=100, n_transitions=10_000):
     fit = dict(actions=data.actions, next_states=data.next_states)
     # warm-up: torch's first fit in a process pays one-time costs that are not the optimizer's
     for params in TIMING_OPTIMIZERS.values():
-        OfflineQRegressor(hidden_layer_sizes=hidden, n_steps=20, diagnose_every=0,
+        OfflineQRegressor(hidden_layer_sizes=hidden, max_iter=20, diagnose_every=0,
                           random_state=0, **params).fit(data.states, data.rewards, **fit)
     per = {name: [] for name in TIMING_OPTIMIZERS}
     for _ in range(rounds):
         for name, params in TIMING_OPTIMIZERS.items():
             est = OfflineQRegressor(hidden_layer_sizes=hidden, target_update="polyak",
-                                    n_steps=steps, diagnose_every=0, random_state=0, **params)
+                                    max_iter=steps, diagnose_every=0, random_state=0, **params)
             start = time.process_time()
             est.fit(data.states, data.rewards, **fit)
             per[name].append((time.process_time() - start) / steps)
