@@ -104,10 +104,10 @@ import skorch
 import torch
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, Options, StrOptions
-from sklearn.utils.validation import _check_sample_weight
 from skorch import NeuralNet
 from skorch.callbacks import Callback
+
+from ._compat import Interval, Options, StrOptions, _check_sample_weight
 
 __all__ = [
     "DivergenceGuard",

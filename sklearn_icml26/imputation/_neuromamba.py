@@ -16,12 +16,12 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import nn
 from torch.nn import functional as F
 
+from .._compat import Interval, StrOptions, _fit_context
 from ..base import TorchEstimatorMixin
 from ..utils._scaling import _robust_mean_std, _standardize
 

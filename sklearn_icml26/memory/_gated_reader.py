@@ -10,11 +10,11 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
+from .._compat import HasMethods, Interval, StrOptions, _fit_context
 from ..datasets._reading_episodes import make_locomo_episodes, make_planted_episodes
 from ..utils._docstrings import Substitution, _torch_docstrings
 from ..utils._parallel import Parallel, delayed

@@ -6,6 +6,8 @@ from numbers import Real
 import torch
 from torch.optim import Optimizer
 
+from .._compat import torch_foreach
+
 __all__ = ["AdamO", "AdamOTD"]
 
 _ORTHO_OPTIONS = ("auto", True, False)
@@ -275,36 +277,36 @@ class AdamO(Optimizer):
         # (a CPU step count takes the tensor overload, as torch's Adam does, so that the 1 is
         # not wrapped into a new tensor once per parameter)
         if steps[0].is_cpu:
-            torch._foreach_add_(steps, torch.tensor(1.0), alpha=1.0)
+            torch_foreach.add_(steps, torch.tensor(1.0), alpha=1.0)
         else:
-            torch._foreach_add_(steps, 1)
-        moment_grads = torch._foreach_add(grads, params, alpha=wd) if wd != 0 else grads
-        torch._foreach_lerp_(exp_avgs, moment_grads, 1 - beta1)
-        torch._foreach_mul_(exp_avg_sqs, beta2)
-        torch._foreach_addcmul_(exp_avg_sqs, moment_grads, moment_grads, 1 - beta2)
+            torch_foreach.add_(steps, 1)
+        moment_grads = torch_foreach.add(grads, params, alpha=wd) if wd != 0 else grads
+        torch_foreach.lerp_(exp_avgs, moment_grads, 1 - beta1)
+        torch_foreach.mul_(exp_avg_sqs, beta2)
+        torch_foreach.addcmul_(exp_avg_sqs, moment_grads, moment_grads, 1 - beta2)
         del moment_grads
         counts = [s.item() for s in steps]
         bias_correction1 = [1 - beta1 ** t for t in counts]
-        denoms = torch._foreach_sqrt(exp_avg_sqs)
-        torch._foreach_div_(denoms, [(1 - beta2 ** t) ** 0.5 for t in counts])
-        torch._foreach_add_(denoms, eps)
+        denoms = torch_foreach.sqrt(exp_avg_sqs)
+        torch_foreach.div_(denoms, [(1 - beta2 ** t) ** 0.5 for t in counts])
+        torch_foreach.add_(denoms, eps)
         blocks = ([i for i, p in enumerate(params) if _is_constrained(p, ortho)]
                   if kappa > 0 else [])
         # the correction is computed from the weights before Adam's update moves them
         deltas = self._corrections(group, blocks, params, grads, exp_avgs, denoms,
                                    bias_correction1) if blocks else []
-        torch._foreach_addcdiv_(params, exp_avgs, denoms, [-(lr / bc) for bc in bias_correction1])
+        torch_foreach.addcdiv_(params, exp_avgs, denoms, [-(lr / bc) for bc in bias_correction1])
         if deltas:
-            torch._foreach_add_([params[i] for i in blocks], deltas, alpha=-lr)
+            torch_foreach.add_([params[i] for i in blocks], deltas, alpha=-lr)
 
     def _corrections(self, group, blocks, params, grads, exp_avgs, denoms, bias_correction1):
         """The budgeted corrections ``delta`` of the constrained blocks (in their order)."""
         kappa, tau, eps_r = group["kappa"], group["tau"], group["eps_r"]
         deltas = [orthogonality_residual(params[i]) for i in blocks]
         # u = m_hat / (sqrt(v_hat) + eps) = (m / denom) / bias_correction1
-        quotients = torch._foreach_div([exp_avgs[i] for i in blocks], [denoms[i] for i in blocks])
-        norm_q = torch._foreach_norm(quotients)
-        norm_r = torch._foreach_norm(deltas)
+        quotients = torch_foreach.div([exp_avgs[i] for i in blocks], [denoms[i] for i in blocks])
+        norm_q = torch_foreach.norm(quotients)
+        norm_r = torch_foreach.norm(deltas)
         g_q, g_r = [], []
         for k, i in enumerate(blocks):
             g = grads[i].reshape(-1)

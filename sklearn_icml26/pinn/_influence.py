@@ -17,13 +17,13 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from scipy.stats import spearmanr
-from sklearn.base import BaseEstimator, _fit_context, clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 from torch.func import functional_call, jacrev, vmap
 
+from .._compat import HasMethods, Interval, StrOptions, _fit_context
 from ._pinn import PINNRegressor
 from ._residuals import batched_residuals, flatten, per_point_jacobians, split_state
 
