@@ -13,22 +13,19 @@ from sklearn.linear_model import Ridge
 from sklearn.pipeline import make_pipeline
 
 from sklearn_icml26.imputation import NeuroMambaImputer
-from sklearn_icml26.imputation._neuromamba import (
+from sklearn_icml26.imputation._lif import _lif_gate, _spike
+from sklearn_icml26.imputation._mamba import _MambaBlock, _selective_scan
+from sklearn_icml26.imputation._neuromamba_module import _NeuroMambaNet
+from sklearn_icml26.imputation._starting_estimate import (
     _boosted_cross_fill,
     _box_mean,
     _cross_group_fill,
-    _edge_anchors,
     _interpolate,
-    _lif_gate,
     _local_profile,
-    _MambaBlock,
-    _NeuroMambaNet,
     _predict_cross_fill,
     _seasonal_table,
-    _selective_scan,
-    _spike,
-    _window_index,
 )
+from sklearn_icml26.imputation._windows import _edge_anchors, _window_index
 
 torch.set_num_threads(1)
 
