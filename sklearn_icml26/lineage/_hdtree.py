@@ -19,7 +19,6 @@ from sklearn.base import (
     TransformerMixin,
     _fit_context,
 )
-from sklearn.cluster import AgglomerativeClustering, KMeans
 from sklearn.decomposition import PCA
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neighbors import NearestNeighbors
@@ -31,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..base import TorchEstimatorMixin
 from ..utils._scaling import _robust_mean_std, _standardize
 from ._anndata import _read_anndata, _read_root_mask
+from ._codebook_init import init_codebook
 from ._hdtree_module import (
     Embedder64,
     HDTreeLoss,
@@ -42,11 +42,6 @@ from ._hdtree_module import (
 
 __all__ = ["HDTreeLineage"]
 
-# codebook_init="gap" [our choice]: the Ward groups whose bipartitions are candidate splits and
-# the bandwidth factor of the boundary density (see HDTreeLineage._gap_split). Measured on the
-# stage-1 embeddings of digits (defaults, seeds 0-2, before stage 2): 10-leaf dendrogram purity
-# 0.793/0.792/0.792 against 0.709/0.72/0.73 for the plain 2-means split ("kmeans").
-GAP_GROUPS, GAP_BANDWIDTH = 8, 0.5
 # a feature is constant when its standard deviation is at most this share of its largest
 # magnitude (round-off of the mean of a constant column is a few ulps, about 1e-16)
 CONSTANT_RTOL = 1e-12
@@ -403,137 +398,6 @@ default="adamw"
         e2 = min(round(total * f2), total - e1)
         return (e1, e2, total - e1 - e2)
 
-    def _init_codebook(self, e_hat, seed):
-        rng = np.random.default_rng(seed)
-        n_codes = 2 ** (self.n_levels + 1) - 2
-        m = e_hat.shape[1]
-        if self.codebook_init == "random":
-            return rng.standard_normal((n_codes, m))
-        if self.codebook_init == "ward":
-            return self._ward_codebook(e_hat, rng)
-        split = self._gap_split if self.codebook_init == "gap" else self._kmeans_split
-        codes = np.zeros((n_codes, m))
-        local = np.zeros(len(e_hat), dtype=np.int64)
-        for level in range(self.n_levels):
-            off = level_offset(level)
-            n_parents = 1 if level == 0 else 2 ** level
-            for parent in range(n_parents):
-                rows = e_hat if level == 0 else e_hat[local == parent]
-                first = 2 * parent
-                if len(np.unique(rows, axis=0)) >= 2:
-                    codes[off + first:off + first + 2] = split(rows, rng)
-                else:
-                    centre = (np.zeros(m) if level == 0
-                              else codes[level_offset(level - 1) + parent])
-                    codes[off + first:off + first + 2] = (
-                        centre + 0.005 * rng.standard_normal((2, m)))
-            # route to this level's codes (the nearer of the two children)
-            first = 2 * local if level > 0 else np.zeros_like(local)
-            d0 = ((e_hat - codes[off + first]) ** 2).sum(1)
-            d1 = ((e_hat - codes[off + first + 1]) ** 2).sum(1)
-            local = np.where(d1 < d0, first + 1, first)
-        return codes
-
-    @staticmethod
-    def _kmeans_split(rows, rng):
-        km = KMeans(2, n_init=10, random_state=int(rng.integers(2**31 - 1)))
-        return km.fit(rows).cluster_centers_
-
-    @classmethod
-    def _gap_split(cls, rows, rng, n_groups=GAP_GROUPS, max_rows=2000):
-        """Two child codes whose boundary crosses the sparsest region of ``rows``.
-
-        Candidates: the 2-means split and every bipartition of the ``n_groups`` Ward clusters
-        of ``rows`` (children = the count-weighted means of the two sides). A row is routed
-        to the nearer child, so the boundary is the bisector of the two codes; each candidate
-        scores the rows near it, sum_i exp(-d_i**2 / (2 h**2)) with d_i the distance of row i
-        to the bisector and h = GAP_BANDWIDTH * mean sd * n**(-1/5) (Silverman-like), divided
-        by the rows on the smaller side (a ratio cut: sparse and balanced). The lowest score
-        wins; ties keep the 2-means split. Above ``max_rows`` rows, Ward runs on a random
-        subset.
-        """
-        candidates = [cls._kmeans_split(rows, rng)]
-        k = min(n_groups, len(np.unique(rows, axis=0)))
-        if k >= 2:
-            sub = rows
-            if len(rows) > max_rows:
-                sub = rows[rng.choice(len(rows), max_rows, replace=False)]
-            groups = AgglomerativeClustering(k, linkage="ward").fit_predict(sub)
-            counts = np.bincount(groups, minlength=k).astype(float)
-            sums = np.stack([sub[groups == g].sum(axis=0) for g in range(k)])
-            side = ((np.arange(1, 2 ** (k - 1))[:, None] >> np.arange(k)) & 1).astype(float)
-            n1, n0 = side @ counts, (1 - side) @ counts
-            keep = (n1 > 0) & (n0 > 0)
-            c0 = ((1 - side) @ sums)[keep] / n0[keep, None]
-            c1 = (side @ sums)[keep] / n1[keep, None]
-            candidates += list(np.stack([c0, c1], axis=1))
-        pairs = np.stack(candidates)  # (n_candidates, 2, m)
-        h = GAP_BANDWIDTH * float(rows.std(axis=0).mean()) * len(rows) ** -0.2
-        u = pairs[:, 1] - pairs[:, 0]
-        norm = np.linalg.norm(u, axis=1)
-        if not h > 0 or not norm[0] > 0:
-            return candidates[0]
-        ok = norm > 0
-        u = u[ok] / norm[ok, None]
-        d = rows @ u.T - ((pairs[ok, 0] + pairs[ok, 1]) / 2 * u).sum(axis=1)  # (n, n_ok)
-        smaller = np.minimum((d < 0).sum(axis=0), (d >= 0).sum(axis=0))
-        scores = np.exp(-0.5 * (d / h) ** 2).sum(axis=0) / np.maximum(smaller, 1)
-        return pairs[ok][int(np.argmin(scores))]
-
-    def _ward_codebook(self, e_hat, rng, max_rows=4000):
-        """Codes from the top levels of Ward's dendrogram of the embedding.
-
-        The children of a code are the means of the two subtrees joined by the top merge of
-        its subtree, so the first splits follow the largest Ward gaps instead of halving a
-        cluster. Above ``max_rows`` rows, Ward runs on the centres of a k-means with
-        ``max_rows`` clusters (each row then belongs to its centre's subtree).
-        """
-        from scipy.cluster.hierarchy import linkage
-
-        m = e_hat.shape[1]
-        points, owner = e_hat, np.arange(len(e_hat))
-        unique = np.unique(e_hat, axis=0)
-        if len(unique) > max_rows:
-            km = KMeans(max_rows, n_init=1, random_state=int(rng.integers(2**31 - 1)))
-            owner = km.fit_predict(e_hat)
-            points = km.cluster_centers_
-        n_points = len(points)
-        codes = np.zeros((2 ** (self.n_levels + 1) - 2, m))
-        if n_points < 2:
-            node_children = np.empty((0, 2), dtype=np.int64)
-        else:
-            node_children = linkage(points, method="ward")[:, :2].astype(np.int64)
-        # members of every dendrogram node, built bottom-up on demand
-        members = {}
-
-        def rows_of(node):
-            if node not in members:
-                if node < n_points:
-                    members[node] = np.flatnonzero(owner == node)
-                else:
-                    a, b = node_children[node - n_points]
-                    members[node] = np.concatenate([rows_of(a), rows_of(b)])
-            return members[node]
-
-        root = 2 * n_points - 2 if n_points >= 2 else 0
-        nodes = [root]  # dendrogram node of each code of the previous level (root: virtual)
-        for level in range(self.n_levels):
-            off = level_offset(level)
-            next_nodes = []
-            for parent, node in enumerate(nodes):
-                first = off + 2 * parent
-                if node is not None and node >= n_points:
-                    pair = node_children[node - n_points]
-                    for k, child in enumerate(pair):
-                        codes[first + k] = e_hat[rows_of(child)].mean(axis=0)
-                    next_nodes += [int(pair[0]), int(pair[1])]
-                else:
-                    centre = (np.zeros(m) if level == 0
-                              else codes[level_offset(level - 1) + parent])
-                    codes[first:first + 2] = centre + 0.005 * rng.standard_normal((2, m))
-                    next_nodes += [node, None]
-            nodes = next_nodes
-        return codes
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, *, root_mask=None):
@@ -611,7 +475,8 @@ default="adamw"
         self._fit_state = {
             "X": self._as_input(Xs), "neighbors": self.neighbors_,
             "stage_epochs": self._stage_epochs(), "seed": seed,
-            "init_codebook": lambda e_hat: self._init_codebook(e_hat, seed + 1),
+            "init_codebook": lambda e_hat: init_codebook(e_hat, self.n_levels,
+                                                         self.codebook_init, seed + 1),
         }
         flush = torch.set_flush_denormal(True)
         try:
