@@ -107,6 +107,8 @@ class NeuroMambaImputer(OneToOneFeatureMixin, TransformerMixin, TorchEstimatorMi
     rebuild the hidden and impulsed entries. Genuine missing values are never targets. The
     output is ``x`` where observed and not flagged, ``x_hat`` elsewhere.
 
+    Read more in the :ref:`User Guide <user_guide_imputation>`.
+
     Parameters
     ----------
     feature_groups : list of lists of int or str, default=None
@@ -162,12 +164,13 @@ class NeuroMambaImputer(OneToOneFeatureMixin, TransformerMixin, TorchEstimatorMi
     cross_fill : {"boosting", "linear"} or None, default="boosting"
         Regression of each feature on the other groups that the base moves towards in
         group outages: out-of-fold gradient-boosted trees (nonlinear, missing inputs
-        allowed; about a dozen seconds per 10,000 rows and 12 columns on one core), a ridge
-        on the standardised values (missing inputs count as the mean), or ``None`` (no
-        cross-group fill; the attention still mixes the groups). Unused with a single group
-        or ``mixing=False``. The boosted fill's folds are contiguous blocks of two windows
-        (rows in series order), so a stream of at most two windows gets no boosted fill and
-        one of at most four windows has two folds instead of three.
+        allowed; the costliest part of a fit, see the Pitfalls of the
+        :ref:`user guide <user_guide_imputation>`), a ridge on the standardised values
+        (missing inputs count as the mean), or ``None`` (no cross-group fill; the attention
+        still mixes the groups). Unused with a single group or ``mixing=False``. The
+        boosted fill's folds are contiguous blocks of two windows (rows in series order), so
+        a stream of at most two windows gets no boosted fill and one of at most four windows
+        has two folds instead of three.
     edge_anchors : bool, default=True
         Let the interpolation of a window read the nearest observation of each column
         before and after the window (in the same series) where the window has none on that
@@ -231,8 +234,8 @@ default="adamw"
     n_iter_ : int
         Number of epochs run; when the training loss became non-finite, the number of
         epochs up to the restored parameters (0: the initial ones).
-    loss_curve_ : ndarray of shape (n_iter_,)
-        Training loss per epoch.
+    loss_curve_ : list of float
+        Training loss per epoch (``n_iter_`` entries).
     gate_rate_ : ndarray of shape (n_features_in_,)
         Share of the observed training entries the gate flags.
     seasonal_profile_ : ndarray of shape (seasonal_period, n_features_in_) or None
@@ -269,9 +272,9 @@ default="adamw"
     its neighbours in the uncorrupted window may itself be an impulse, so it is neither a
     target nor a negative example of the gate. The five blend weights per feature are
     stored divided by 10 so that the optimiser settles them within a few epochs. The
-    defaults are sized for a CPU (a 12-column, 9,000-row stream trains in about a minute and
-    a half on one core). Overlapping windows are averaged
-    with triangular weights at transform time (a row counts most where it is far from the
+    defaults are sized for a CPU (fit times: the benchmark section of the
+    :ref:`user guide <user_guide_imputation>`). Overlapping windows are averaged with
+    triangular weights at transform time (a row counts most where it is far from the
     window's edges), so the output at a row depends on rows up to ``window`` steps away (like
     any time-series filter).
 
@@ -559,8 +562,7 @@ default="adamw"
             del self._corruption, self._cross
         # n_iter_ counts the epochs run or, when the non-finite loss guard stopped the
         # training, the epochs up to the parameters it restored: the curve keeps those
-        self.loss_curve_ = np.array([row["train_loss"] for row in self.net_.history[:self.n_iter_]],
-                                    dtype=np.float64)
+        self.loss_curve_ = [float(row["train_loss"]) for row in self.net_.history[:self.n_iter_]]
         self._training_summaries(Wd, n_features)
         return self
 
@@ -644,8 +646,7 @@ default="adamw"
         x_hat = total / count * self.scale_ + self.mean_
         # a column constant on the training stream is imputed by its value, as the mean
         # imputation would (the network's output there is noise around 0: 6.994-7.003)
-        constant = getattr(self, "_constant_", np.zeros(n_features, dtype=bool))
-        x_hat[:, constant] = self.mean_[constant]
+        x_hat[:, self._constant_] = self.mean_[self._constant_]
         return x_hat, spike_total / count, obs
 
     def transform(self, X, series_id=None):

@@ -85,6 +85,8 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
     learns to denoise; (3) the decoder alone. Stage switching, the learning-rate schedule
     (5 warm-up epochs, then cosine to 0) and the EMA of the decoder are skorch callbacks.
 
+    Read more in the :ref:`User Guide <user_guide_hdtree>`.
+
     Parameters
     ----------
     n_components : int, default=2
@@ -123,8 +125,8 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
         side, so the first splits fall into gaps between clusters instead of halving one;
         "kmeans": recursive 2-means; "ward": the top levels of Ward's dendrogram of the
         embedding (children = means of the two subtrees of the top merge); "random":
-        standard normal codes. Measured on digits (defaults, seeds 0-2): 10-leaf dendrogram
-        purity about 0.79 with "gap" against 0.71-0.73 with "kmeans".
+        standard normal codes. How they compare: the Pitfalls of the
+        :ref:`user guide <user_guide_hdtree>`.
     ec_weight : float, default=2.0
         Weight of the reverse (code-to-nearest-row) quantisation term.
     fit_decoder : bool, default=True
@@ -176,11 +178,8 @@ default="adamw"
         holds fewer than ``n_neighbors`` rows merges first (fewest rows first): such a
         code is too small to be a population of the embedding (each row's positives come
         from its ``n_neighbors`` nearest neighbours) and its mean is an outlier's, which
-        "distance" keeps as a cluster of its own. Measured (defaults, 3 seeds, 7-cut of
-        Paul15 / 10-cut of digits): accuracy 0.477 / 0.893 with "count", 0.565 / 0.855
-        with "distance", 0.568 / 0.881 with "guarded_distance" (Ward: 0.583 on PCA 30 /
-        0.840 on raw pixels), with the same dendrogram purity on Paul15 (0.797); on
-        krumsiek11 the three rules give the same 5-cuts.
+        "distance" keeps as a cluster of its own. How the three rules compare on real
+        data: "Cutting the tree" in the :ref:`user guide <user_guide_hdtree>`.
     layer : str or None, default=None
         When ``X`` is an ``anndata.AnnData``: read ``X.layers[layer]`` instead of ``X.X``.
         Ignored for other inputs.
@@ -195,9 +194,9 @@ default="adamw"
         Number of input features.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Input column names, when ``X`` had string column names.
-    feature_mean_ : ndarray of shape (n_features_in_,)
+    mean_ : ndarray of shape (n_features_in_,)
         Per-feature mean used to standardise the input.
-    feature_scale_ : ndarray of shape (n_features_in_,)
+    scale_ : ndarray of shape (n_features_in_,)
         Per-feature standard deviation used to standardise the input. A feature whose
         standard deviation is at most ``1e-12`` times its largest magnitude is constant and
         gets a power of two within a factor 2 of that magnitude (1 for an all-zero feature),
@@ -212,6 +211,11 @@ default="adamw"
         Global code id of each training row at each level.
     labels_ : ndarray of shape (n_samples,)
         Flat cluster of each training row (see ``n_clusters``), 0 to k-1.
+    leaves_ : ndarray of shape (n_leaves,)
+        Code ids of the leaves of the tree cut behind ``labels_`` and :meth:`predict`
+        (sorted).
+    leaf_labels_ : ndarray of shape (n_leaves,)
+        Cluster label of each of ``leaves_``.
     code_embeddings_ : ndarray of shape (n_codes, n_components)
         The codebook in ê-space; code ``j`` of level ``l`` has global id ``2**(l+1) - 2 + j``.
     tree_ : Bunch
@@ -222,6 +226,9 @@ default="adamw"
         Code (at the pseudotime level) where the pseudotime starts.
     pseudotime_ : ndarray of shape (n_samples,)
         Pseudotime of the training rows in [0, 1].
+    pseudotime_scale_ : float
+        Graph distance (plus projection) of the training row farthest from ``root_code_``;
+        :meth:`predict_pseudotime` divides by it, so training rows span [0, 1].
     lineage_paths_ : dict of int to list of int
         For each terminal code of the pseudotime graph, the code ids from the root to it.
     lineage_graph_ : scipy.sparse.csr_matrix of shape (n_codes, n_codes)
@@ -232,6 +239,8 @@ default="adamw"
         The trained net; ``net_.history`` records the stage and loss of each epoch.
     n_iter_ : int
         Number of epochs run.
+    loss_curve_ : list of float
+        Training loss per epoch (``n_iter_`` entries; the loss of the epoch's stage).
 
     See Also
     --------
@@ -459,11 +468,11 @@ default="adamw"
         # 1e-300); a column is constant when its sd is below CONSTANT_RTOL times its largest
         # magnitude, and is then scaled by that magnitude's power of two (1 for zeros), so
         # X * s gives the same standardised input for any s
-        self.feature_mean_, scale, magnitude = _robust_mean_std(X, axis=0)
+        self.mean_, scale, magnitude = _robust_mean_std(X, axis=0)
         constant = ~(scale > CONSTANT_RTOL * magnitude)
         scale[constant] = magnitude[constant]
-        self.feature_scale_ = scale
-        Xs = _standardize(X, self.feature_mean_, self.feature_scale_)
+        self.scale_ = scale
+        Xs = _standardize(X, self.mean_, self.scale_)
 
         rs = check_random_state(self.random_state)
         seed = int(rs.randint(np.iinfo(np.int32).max))
@@ -485,17 +494,16 @@ default="adamw"
             if flush:
                 torch.set_flush_denormal(False)
             del self._fit_state
+        self.loss_curve_ = [float(row["train_loss"]) for row in self.net_.history[:self.n_iter_]]
         module = self.net_.module_
         if module.fit_decoder:
             lo, hi = Xs.min(axis=0), Xs.max(axis=0)
             module.clip_lo.copy_(torch.as_tensor(lo - 0.1 * (hi - lo)))
             module.clip_hi.copy_(torch.as_tensor(hi + 0.1 * (hi - lo)))
-        self._n_features_out = self.n_components
         self.embedding_mean_ = module.emb_mean.detach().cpu().double().numpy()
         self.embedding_scale_ = module.emb_scale.detach().cpu().double().numpy()
         self.code_embeddings_ = module.codebook.detach().cpu().double().numpy()
-        self._embedder = Embedder64(module)
-        self.embedding_ = self._forward_numpy(Xs, module=self._embedder)
+        self.embedding_ = self._forward_numpy(Xs, module=self._embedder())
         if not (np.all(np.isfinite(self.embedding_))
                 and np.all(np.isfinite(self.code_embeddings_))):
             raise ValueError(
@@ -509,8 +517,8 @@ default="adamw"
             warnings.warn(
                 "HDTreeLineage: every training row sits on one level-0 code (tree collapsed); "
                 "train longer or check the input scaling.", ConvergenceWarning, stacklevel=2)
-        self._leaves, self._leaf_labels = self._cut_leaves(self.n_clusters)
-        self.labels_ = self._labels_from_paths(self.paths_, self._leaves, self._leaf_labels)
+        self.leaves_, self.leaf_labels_ = self._cut_leaves(self.n_clusters)
+        self.labels_ = self._labels_from_paths(self.paths_, self.leaves_, self.leaf_labels_)
         self._fit_pseudotime(root_mask)
         return self
 
@@ -662,8 +670,6 @@ default="adamw"
                 mst = np.maximum(mst, mst.T)
                 W = np.where(W > 0, W, mst)
         W = np.where(W > 0, np.maximum(W, 1e-12), 0.0)
-        self._pt_nodes = nodes
-        self._pt_graph = csr_matrix(W)
         full = coo_matrix(W)
         self.lineage_graph_ = csr_matrix(
             (full.data, (nodes[full.row], nodes[full.col])), shape=(n_codes, n_codes))
@@ -673,8 +679,8 @@ default="adamw"
             root = int(nodes[np.argmin((C**2).sum(1))])
         self.root_code_ = root
         raw, pred = self._raw_pseudotime(self.embedding_, codes, root)
-        self._pt_scale = float(raw.max()) if raw.max() > 0 else 1.0
-        self.pseudotime_ = raw / self._pt_scale
+        self.pseudotime_scale_ = float(raw.max()) if raw.max() > 0 else 1.0
+        self.pseudotime_ = raw / self.pseudotime_scale_
         # terminal codes precede no code: their root -> terminal paths
         reached = pred >= 0
         is_pred = np.zeros(n_nodes, dtype=bool)
@@ -687,10 +693,15 @@ default="adamw"
                 path.append(int(pred[path[-1]]))
             self.lineage_paths_[int(nodes[t])] = [int(nodes[i]) for i in path[::-1]]
 
+    def _pseudotime_graph(self):
+        """The occupied codes of the pseudotime level (sorted) and their graph."""
+        nodes = np.unique(self.paths_[:, self._pt_level()])
+        return nodes, self.lineage_graph_[nodes][:, nodes]
+
     def _raw_pseudotime(self, e_hat, codes, root):
-        nodes = self._pt_nodes
+        nodes, graph = self._pseudotime_graph()
         root_idx = int(np.searchsorted(nodes, root))
-        T, pred = dijkstra(self._pt_graph, indices=root_idx, return_predecessors=True)
+        T, pred = dijkstra(graph, indices=root_idx, return_predecessors=True)
         # rows on codes outside the graph go to the nearest graph code
         idx = np.searchsorted(nodes, codes).clip(max=len(nodes) - 1)
         outside = nodes[idx] != codes
@@ -712,11 +723,20 @@ default="adamw"
         return pt, pred
 
     # -- public methods --
+    @property
+    def _n_features_out(self):
+        """Number of output features of :meth:`transform` (for ``get_feature_names_out``)."""
+        return self.n_components
+
+    def _embedder(self):
+        """A float64 copy of the trained encoder and embedding scale (see Embedder64)."""
+        return Embedder64(self.net_.module_)
+
     def _standardise(self, X):
         X = _read_anndata(X, self.layer, self.use_rep)
         X = _dense(validate_data(self, X, reset=False, accept_sparse=("csr", "csc"),
                                  dtype=np.float64))
-        Xs = _standardize(X, self.feature_mean_, self.feature_scale_)
+        Xs = _standardize(X, self.mean_, self.scale_)
         self._check_precision_range(Xs, X)
         return Xs
 
@@ -752,7 +772,7 @@ default="adamw"
             (float32: about 3.4e38) or whose embedding overflows.
         """
         check_is_fitted(self)
-        out = self._forward_numpy(self._standardise(X), module=self._embedder)
+        out = self._forward_numpy(self._standardise(X), module=self._embedder())
         if not np.all(np.isfinite(out)):
             bad = np.flatnonzero(~np.isfinite(out).all(axis=1))
             raise ValueError(
@@ -791,7 +811,7 @@ default="adamw"
             Cluster labels, int64 (labels of training rows are 0 to k-1).
         """
         check_is_fitted(self)
-        return self._labels_from_paths(self.apply(X), self._leaves, self._leaf_labels)
+        return self._labels_from_paths(self.apply(X), self.leaves_, self.leaf_labels_)
 
     def cut(self, n_clusters, X=None, *, induced=False):
         """Flat clusters from cutting the code tree to ``n_clusters`` leaves.
@@ -908,9 +928,9 @@ default=None
         codes = paths[:, self._pt_level()]
         if root_code is None:
             raw, _ = self._raw_pseudotime(e_hat, codes, self.root_code_)
-            return raw / self._pt_scale
+            return raw / self.pseudotime_scale_
         root = self._check_code(root_code, "root_code")
-        nodes = self._pt_nodes
+        nodes, _ = self._pseudotime_graph()
         if root not in set(nodes.tolist()):
             d = ((self.code_embeddings_[nodes] - self.code_embeddings_[root]) ** 2).sum(1)
             root = int(nodes[d.argmin()])
@@ -1053,4 +1073,4 @@ default=None
             chunk = torch.as_tensor(paths[start:start + 4096])
             out.append(module.sample(chunk, generator).cpu().double().numpy())
         Xs = np.concatenate(out) if out else np.empty((0, self.n_features_in_))
-        return Xs * self.feature_scale_ + self.feature_mean_
+        return Xs * self.scale_ + self.mean_

@@ -503,7 +503,7 @@ def test_output_has_no_nan_and_observed_entries_are_unchanged(dtype):
     obs = ~np.isnan(X)
     np.testing.assert_array_equal(out[obs], X[obs])
     assert imp.gate_rate_.shape == (3,) and imp.reconstruction_error_.shape == (3,)
-    assert imp.n_iter_ == 2 and imp.loss_curve_.shape == (2,)
+    assert imp.n_iter_ == 2 and len(imp.loss_curve_) == 2
 
 
 def test_rectify_observed_replaces_flagged_values_only():
@@ -714,3 +714,12 @@ def test_constant_columns_are_imputed_by_their_value(dtype):
     np.testing.assert_array_equal(out[:, 2:], np.tile(np.array([7.0, 0.1], dtype=dtype),
                                                       (120, 1)))
     assert np.all(np.isfinite(out)) and np.abs(out - X)[:, :2][hidden[:, :2]].mean() < 0.2
+
+
+def test_fitted_state_ends_with_an_underscore():
+    # nothing but the parameters and the fitted attributes (``*_``) is kept after fit
+    imp = NeuroMambaImputer(**TINY).fit(_stream())
+    kept = set(vars(imp)) - set(imp.get_params())
+    assert kept and all(name.endswith("_") for name in kept), sorted(kept)
+    assert isinstance(imp.loss_curve_, list)  # the naming table: a list of float
+    assert all(isinstance(v, float) for v in imp.loss_curve_)

@@ -252,7 +252,7 @@ def test_constant_genes_are_harmless(blobs):
     model = HDTreeLineage(**TINY).fit(X)
     # a constant feature is scaled by a power of two at its magnitude (3 -> 2 or 4), so that
     # X * s standardises the same for every s
-    assert model.feature_scale_[-1] in (2.0, 4.0)
+    assert model.scale_[-1] in (2.0, 4.0)
     assert np.all(np.isfinite(model.embedding_)) and np.all(np.isfinite(model.pseudotime_))
 
 
@@ -368,7 +368,7 @@ def test_paul15_loader():
 
 def test_input_scale_does_not_change_the_fit(blobs):
     # before: at 1e-13 every feature was "constant" (absolute 1e-12 threshold) and at 1e300
-    # feature_scale_ was inf (overflow); both collapsed the tree onto one code
+    # scale_ was inf (overflow); both collapsed the tree onto one code
     X, _, _ = blobs
     params = {**TINY, "fit_decoder": False}
     ref = HDTreeLineage(**params).fit(X)
@@ -376,8 +376,8 @@ def test_input_scale_does_not_change_the_fit(blobs):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             model = HDTreeLineage(**params).fit(X * s)
-        np.testing.assert_allclose(model.feature_scale_, ref.feature_scale_ * s, rtol=1e-12)
-        np.testing.assert_allclose(model.feature_mean_, ref.feature_mean_ * s, rtol=1e-12,
+        np.testing.assert_allclose(model.scale_, ref.scale_ * s, rtol=1e-12)
+        np.testing.assert_allclose(model.mean_, ref.mean_ * s, rtol=1e-12,
                                    atol=1e-12 * s)
         np.testing.assert_array_equal(model.paths_, ref.paths_)
         np.testing.assert_array_equal(model.labels_, ref.labels_)
@@ -393,9 +393,9 @@ def test_constant_feature_is_relative_to_its_magnitude(blobs):
     X = np.column_stack([X[:, :3] * 1e-13, np.full(len(X), 3e-13), np.zeros(len(X))])
     model = HDTreeLineage(**{**TINY, "fit_decoder": False}).fit(X)
     # varying 1e-13 features keep their sd; the constant ones get their power of two
-    np.testing.assert_allclose(model.feature_scale_[:3], X[:, :3].std(0), rtol=1e-12)
+    np.testing.assert_allclose(model.scale_[:3], X[:, :3].std(0), rtol=1e-12)
     # 3e-13 lies in [2**-42, 2**-41)
-    assert model.feature_scale_[3] in (2.0**-42, 2.0**-41) and model.feature_scale_[4] == 1.0
+    assert model.scale_[3] in (2.0**-42, 2.0**-41) and model.scale_[4] == 1.0
     assert len(np.unique(model.paths_[:, 0])) == 2
 
 
@@ -741,3 +741,17 @@ def test_bench_class_purity_averages_to_dendrogram_purity():
     weights = n * (n + 1) / 2
     assert np.dot(per_class, weights) / weights.sum() == pytest.approx(
         dendrogram_purity(y, parent, node), abs=1e-12)
+
+
+def test_fitted_state_ends_with_an_underscore(blobs):
+    # nothing but the parameters and the fitted attributes (``*_``) is kept after fit: no
+    # private state read back later (the embedder, the cut's leaves, the pseudotime graph)
+    X, _, _ = blobs
+    model = HDTreeLineage(**TINY).fit(X)
+    kept = set(vars(model)) - set(model.get_params())
+    assert kept and all(name.endswith("_") for name in kept), sorted(kept)
+    assert len(model.loss_curve_) == model.n_iter_ == TINY["max_epochs"]
+    assert isinstance(model.loss_curve_, list)
+    assert all(isinstance(v, float) for v in model.loss_curve_)
+    np.testing.assert_array_equal(model.predict(X), model.labels_)
+    np.testing.assert_allclose(model.predict_pseudotime(X), model.pseudotime_, atol=1e-12)
