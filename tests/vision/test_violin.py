@@ -631,6 +631,6 @@ def test_divergence_guard_leaves_no_trace_on_an_ordinary_fit():
         clf = ViolinViTClassifier(embed_dim=8, depth=1, num_heads=2, max_epochs=3, batch_size=2,
                                   random_state=0).fit(X, y, sample_weight=sw)
     assert clf.net_.module_.training
-    guard = dict(clf.net_.callbacks_)["nonfinite_loss_guard"]
-    assert guard._good is None and guard._pending is None and guard._batch is None
-    assert guard.first_loss_ > 0
+    loop = dict(clf.net_.callbacks_)["adapter_loop"]
+    assert loop.guard._good is None and loop.guard._pending is None and loop._batch is None
+    assert loop.guard.first_loss_ > 0
