@@ -19,7 +19,8 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, 
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..base import TorchEstimatorMixin
+from ..base import FitContext, TorchEstimatorMixin, seeded_torch
+from ..utils._docstrings import Substitution, _torch_docstrings
 from ..utils._scaling import _robust_mean_std, _standardize
 from ._corruption import _DEFAULT_CORRUPTION
 from ._neuromamba_module import _NeuroMambaLoss, _NeuroMambaNet
@@ -49,6 +50,7 @@ def _check_1d(name, value, n_rows):
 # ---------------------------------------------------------------------------------------------
 # estimator
 # ---------------------------------------------------------------------------------------------
+@Substitution(**_torch_docstrings)
 class NeuroMambaImputer(OneToOneFeatureMixin, TransformerMixin, TorchEstimatorMixin,
                         BaseEstimator):
     """Impute sensor streams with a bidirectional selective state-space model and a spiking gate.
@@ -191,26 +193,25 @@ class NeuroMambaImputer(OneToOneFeatureMixin, TransformerMixin, TorchEstimatorMi
         to the temporal estimate with a learned, distance-dependent weight, and as a context
         channel. Unused without a period.
     max_epochs : int, default=15
-        Passes over the training windows. Few are needed because the reconstruction starts
+        {max_epochs} Few are needed because the reconstruction starts
         from the interpolation and the cross-group fill.
     batch_size : int, default=32
-        Windows per mini-batch; ``-1`` is the full batch.
+        {batch_size} A sample is a window.
     lr : float, default=3e-3
-        Learning rate.
+        {lr}
     optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
 default="adamw"
-        Optimizer (``"adamo"`` is :class:`sklearn_icml26.optim.AdamO`).
+        {optimizer}
     optimizer_params : dict or None, default=None
-        Extra keyword arguments of the optimizer, e.g. ``{"weight_decay": 0.05}``; keys must
-        be arguments of the optimizer (``lr`` has its own parameter).
+        {optimizer_params}
     precision : {"float32", "float64"}, default="float32"
-        Floating point precision of the module.
+        {precision}
     device : str, default="cpu"
-        Torch device.
+        {device}
     random_state : int, RandomState instance or None, default=None
-        Seeds initialisation, shuffling and the training corruption.
+        {random_state} The training corruption is one of those draws.
     verbose : int, default=0
-        ``1`` prints skorch's epoch table.
+        {verbose}
 
     Attributes
     ----------
@@ -230,12 +231,11 @@ default="adamw"
         Standard deviation of the observed values of each column (1 where they are all
         equal; such a column is imputed by its value, which is then its ``mean_``).
     net_ : skorch.NeuralNet
-        The trained net (``net_.module_`` is the torch module).
+        {net_}
     n_iter_ : int
-        Number of epochs run; when the training loss became non-finite, the number of
-        epochs up to the restored parameters (0: the initial ones).
+        {n_iter_}
     loss_curve_ : list of float
-        Training loss per epoch (``n_iter_`` entries).
+        {loss_curve_}
     gate_rate_ : ndarray of shape (n_features_in_,)
         Share of the observed training entries the gate flags.
     seasonal_profile_ : ndarray of shape (seasonal_period, n_features_in_) or None
@@ -384,20 +384,16 @@ default="adamw"
         return tags
 
     # -- adapter hooks ----------------------------------------------------------------------------
-    def _build_module(self, n_features_in, n_outputs):
+    def _build_module(self, n_features_in, n_outputs, context):
+        # context: the corruption rates (all keys) and the linear cross-group fill (or None)
         return _NeuroMambaNet(
             self.feature_groups_, self.n_features_in_, self.d_model, self.d_state, self.expand,
             self.d_conv, self.n_layers, self.n_mix_heads, self.bidirectional, self.mixing,
             self.gate, self.lif_beta, self.lif_threshold, self.surrogate_slope,
-            self._corruption, self.seasonal_period, self._cross, self.cross_fill,
+            context.corruption, self.seasonal_period, context.cross, self.cross_fill,
             self.smooth_level)
 
-    # the adapter stops at the first non-finite training loss, restores the last parameters
-    # that still gave a finite loss and warns; it warns as well when the loss rises a
-    # hundredfold over the fit (lr=1e4 used to leave a NaN model behind without a warning)
-    _stop_on_nonfinite_loss = True
-
-    def _build_criterion(self):
+    def _build_criterion(self, context):
         return _NeuroMambaLoss(self.lambda_observed, self.lambda_gate, self.lif_threshold,
                                self.surrogate_slope, self.gate)
 
@@ -512,7 +508,14 @@ default="adamw"
         if unknown:
             raise ValueError(f"corruption has unknown keys {sorted(unknown)}; expected some of "
                              f"{sorted(_DEFAULT_CORRUPTION)}.")
-        self._corruption = {**_DEFAULT_CORRUPTION, **(self.corruption or {})}
+        corruption = {**_DEFAULT_CORRUPTION, **(self.corruption or {})}
+        for key, value in corruption.items():
+            # rates are probabilities, impulse_scale a size in standard deviations
+            high = np.inf if key == "impulse_scale" else 1.0
+            if (not isinstance(value, Real) or isinstance(value, bool)
+                    or not 0.0 <= float(value) <= high):
+                raise ValueError(f"corruption[{key!r}] must be a real number in "
+                                 f"[0, {'inf)' if high == np.inf else '1]'}; got {value!r}.")
 
         Xd = X.astype(np.float64)
         # moments of power-of-two pre-scaled columns (bitwise the plain ones on ordinary
@@ -536,8 +539,8 @@ default="adamw"
         stream_profile = self.seasonal_profile_[phase] if period else None
         profile = self._profile(Z, obs, series, phase)
         multi = self.mixing and len(self.feature_groups_) > 1
-        self._cross = (_cross_group_fill(Z, obs, self.feature_groups_)
-                       if multi and self.cross_fill == "linear" else None)
+        cross = (_cross_group_fill(Z, obs, self.feature_groups_)
+                 if multi and self.cross_fill == "linear" else None)
         fill = fill_ok = None
         self.cross_fill_models_ = None
         if multi and self.cross_fill == "boosting":
@@ -556,13 +559,10 @@ default="adamw"
                    if self.edge_anchors else None)
         Wd = self._as_input(_windows(Z, obs, index, fill, fill_ok, profile, anchors,
                                      stream_profile))
-        try:
-            self._fit_net(Wd, np.zeros(len(Wd), dtype=Wd.dtype))
-        finally:
-            del self._corruption, self._cross
-        # n_iter_ counts the epochs run or, when the non-finite loss guard stopped the
-        # training, the epochs up to the parameters it restored: the curve keeps those
-        self.loss_curve_ = [float(row["train_loss"]) for row in self.net_.history[:self.n_iter_]]
+        # sets net_, n_iter_ and loss_curve_; the adapter's divergence guard restores the
+        # last finite state and warns if training blows up
+        self._fit_net(Wd, np.zeros(len(Wd), dtype=Wd.dtype),
+                      context=FitContext(corruption=corruption, cross=cross))
         self._training_summaries(Wd, n_features)
         return self
 
@@ -578,14 +578,13 @@ default="adamw"
 
     def _training_summaries(self, Wd, n_features):
         module = self.net_.module_
-        gen_state = torch.random.get_rng_state()
+        # one fixed corruption of the training windows (seed 0 whatever random_state; the
+        # caller's torch RNG, and the CUDA device's, are left untouched)
         try:
-            torch.manual_seed(0)
-            module.train()
-            with torch.no_grad():
+            with seeded_torch(0, self.device), torch.no_grad():
+                module.train()
                 x_hat, _, _, x, obs, hidden, _ = module(torch.as_tensor(Wd, device=self.device))
         finally:
-            torch.random.set_rng_state(gen_state)
             module.eval()
         err = ((x_hat - x).abs() * hidden).sum((0, 1)).cpu().numpy()
         count = hidden.sum((0, 1)).cpu().numpy()

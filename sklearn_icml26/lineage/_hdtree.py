@@ -27,7 +27,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..base import TorchEstimatorMixin
+from ..base import FitContext, TorchEstimatorMixin
+from ..utils._docstrings import Substitution, _torch_docstrings
 from ..utils._scaling import _robust_mean_std, _standardize
 from ._anndata import _read_anndata, _read_root_mask
 from ._codebook_init import init_codebook
@@ -36,6 +37,7 @@ from ._hdtree_module import (
     HDTreeLoss,
     HDTreeModule,
     StageCallback,
+    enter_stage2,
     level_offset,
     route,
 )
@@ -65,6 +67,7 @@ def _has_decoder(estimator):
     return bool(getattr(estimator, "fit_decoder", False))
 
 
+@Substitution(**_torch_docstrings)
 class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, ClusterMixin,
                     TransformerMixin, BaseEstimator):
     """Lineage tree of cell states from a hierarchical binary codebook (HDTree).
@@ -143,29 +146,30 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
     graph_neighbors : int, default=3
         Neighbours per code in the pseudotime graph.
     max_epochs : int, default=300
-        Passes over the training rows, all stages together.
+        {max_epochs} All stages together.
     stage_fractions : tuple of 3 float, default=(0.5, 0.2, 0.3)
         Shares of ``max_epochs`` given to stages 1, 2 and 3 (non-negative, summing to 1, the
         first positive).
     batch_size : int, default=512
-        Mini-batch size (``-1``: full batch); batches of fewer than 2 rows are skipped.
+        {batch_size} Batches of fewer than 2 rows are skipped.
     lr : float, default=5e-3
-        Peak learning rate.
+        {lr} It is the peak of the schedule (5 warm-up epochs, then cosine to 0).
     optimizer : {"adamw", "adam", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
 default="adamw"
-        Optimizer.
+        {optimizer}
     precision : {"float32", "float64"}, default="float32"
-        Floating point precision of the torch module.
+        {precision}
     device : str, default="cpu"
-        Torch device.
+        {device}
     random_state : int, RandomState instance or None, default=None
-        Seeds the network, the positives, the codebook initialisation and the noise.
+        {random_state} Those draws include the positives, the PCA, the codebook
+        initialisation and the diffusion noise.
     verbose : int, default=0
-        ``1`` prints skorch's epoch table with the stage; ``2`` also shows a progress bar
-        per epoch.
+        {verbose}
     optimizer_params : dict or None, default=None
-        Extra keyword arguments of the optimizer, e.g. ``{"betas": (0.9, 0.99)}`` or, for
-        ``"adamo"``, ``{"kappa": 1.0, "tau": 0.05}``; ``lr`` has its own parameter.
+        {optimizer_params}
+    weight_decay : float, default=1e-10
+        {weight_decay}
     cut_rule : {"count", "distance", "guarded_distance"}, default="count"
         How :meth:`cut` (and ``labels_``) merges the codes of the starting level down to
         ``n_clusters`` leaves that hold rows; only sibling leaves merge, into their parent,
@@ -236,11 +240,11 @@ default="adamw"
     neighbors_ : ndarray of shape (n_samples, n_neighbors)
         Nearest neighbours of each training row used for the positives.
     net_ : skorch.NeuralNet
-        The trained net; ``net_.history`` records the stage and loss of each epoch.
+        {net_} ``net_.history`` records the stage of each epoch.
     n_iter_ : int
-        Number of epochs run.
+        {n_iter_}
     loss_curve_ : list of float
-        Training loss per epoch (``n_iter_`` entries; the loss of the epoch's stage).
+        {loss_curve_} Each epoch's loss is that of its stage.
 
     See Also
     --------
@@ -262,7 +266,7 @@ default="adamw"
     the positives of each epoch are a table drawn from ``(random_state, epoch)`` that the
     module indexes with the batch's row indices (an extra per-sample input of the adapter);
     from stage 2 on the frozen encoder's embedding of every row is computed once and indexed
-    the same way; the codebook trains at 0.1 ``lr``; AdamW's weight decay is 1e-10.
+    the same way; the codebook trains at 0.1 ``lr``.
 
     References
     ----------
@@ -292,6 +296,7 @@ default="adamw"
 
     _parameter_constraints = {
         **TorchEstimatorMixin._torch_parameter_constraints,
+        "weight_decay": TorchEstimatorMixin._early_stopping_constraints["weight_decay"],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "n_levels": [Interval(Integral, 1, 16, closed="both")],
         "n_clusters": [Interval(Integral, 1, None, closed="left"), None],
@@ -324,7 +329,8 @@ default="adamw"
                  pseudotime_level=None, graph_neighbors=3, max_epochs=300,
                  stage_fractions=(0.5, 0.2, 0.3), batch_size=512, lr=5e-3, optimizer="adamw",
                  precision="float32", device="cpu", random_state=None, verbose=0,
-                 optimizer_params=None, cut_rule="count", layer=None, use_rep=None):
+                 optimizer_params=None, weight_decay=1e-10, cut_rule="count", layer=None,
+                 use_rep=None):
         self.n_components = n_components
         self.n_levels = n_levels
         self.n_clusters = n_clusters
@@ -350,6 +356,7 @@ default="adamw"
         self.lr = lr
         self.optimizer = optimizer
         self.optimizer_params = optimizer_params
+        self.weight_decay = weight_decay
         self.precision = precision
         self.device = device
         self.random_state = random_state
@@ -372,29 +379,24 @@ default="adamw"
         return tags
 
     # -- adapter hooks --
-    def _build_module(self, n_features_in, n_outputs):
+    def _build_module(self, n_features_in, n_outputs, context):
         return HDTreeModule(
             n_features_in, hidden_size=self.hidden_size, n_layers=self.n_layers,
             latent_dim=self.latent_dim, head_size=self.head_size,
             n_components=self.n_components, n_levels=self.n_levels,
             fit_decoder=self.fit_decoder, n_timesteps=self.n_timesteps,
-            decoder_width=self.decoder_width,
+            decoder_width=self.decoder_width, clip_lo=context.clip_lo,
+            clip_hi=context.clip_hi,
         )
 
-    def _build_criterion(self):
+    def _build_criterion(self, context):
         return HDTreeLoss(self.nu, self.exaggeration, self.ec_weight, self.n_levels)
 
-    def _build_callbacks(self):
-        state = self._fit_state
-        callbacks = [("hdtree_stages", StageCallback(
-            state["X"], state["neighbors"], state["stage_epochs"], state["seed"],
-            state["init_codebook"], self.ema_decay,
+    def _build_callbacks(self, context):
+        return [("hdtree_stages", StageCallback(
+            context.X, context.neighbors, context.stage_epochs, context.seed,
+            context.init_codebook, self.ema_decay,
         ))]
-        if self.verbose >= 2:
-            from skorch.callbacks import ProgressBar
-
-            callbacks.append(("progress", ProgressBar()))
-        return callbacks
 
     # -- fitting --
     def _stage_epochs(self):
@@ -435,12 +437,19 @@ default="adamw"
         Raises
         ------
         ValueError
-            If ``X`` holds NaN/inf or fewer than ``n_neighbors + 1`` rows, if training
-            diverges (non-finite embedding: lower ``lr``), if ``n_clusters``
+            If ``X`` holds NaN/inf or fewer than ``n_neighbors + 1`` rows, if ``n_clusters``
             exceeds the ``2**n_levels`` deepest codes, if ``pseudotime_level`` is not below
             ``n_levels`` or if ``root_mask`` is not a boolean vector of length ``n_samples``
             or is all False, or if an AnnData ``X`` lacks the ``layer``, ``use_rep`` or
             ``root_mask`` column asked for.
+
+        Warns
+        -----
+        ConvergenceWarning
+            When the training loss becomes non-finite (training stops and the last
+            parameters that still gave a finite loss are kept; if they predate stage 2, the
+            codebook is initialised on them) or rises a hundredfold over the fit; lower
+            ``lr``. Also when every training row sits on one level-0 code.
         """
         root_mask = _read_root_mask(X, root_mask)
         X = _read_anndata(X, self.layer, self.use_rep)
@@ -481,25 +490,25 @@ default="adamw"
         self.neighbors_ = NearestNeighbors(n_neighbors=self.n_neighbors).fit(Z).kneighbors(
             return_distance=False)
 
-        self._fit_state = {
-            "X": self._as_input(Xs), "neighbors": self.neighbors_,
-            "stage_epochs": self._stage_epochs(), "seed": seed,
-            "init_codebook": lambda e_hat: init_codebook(e_hat, self.n_levels,
-                                                         self.codebook_init, seed + 1),
-        }
-        flush = torch.set_flush_denormal(True)
-        try:
-            self._fit_net(Xs, None, extra_inputs={"row_index": np.arange(n, dtype=np.int64)})
-        finally:
-            if flush:
-                torch.set_flush_denormal(False)
-            del self._fit_state
-        self.loss_curve_ = [float(row["train_loss"]) for row in self.net_.history[:self.n_iter_]]
+        # the generated rows are clipped to the training range widened by 10 % per side
+        lo, hi = Xs.min(axis=0), Xs.max(axis=0)
+        context = FitContext(
+            X=self._as_input(Xs), neighbors=self.neighbors_,
+            stage_epochs=self._stage_epochs(), seed=seed,
+            init_codebook=lambda e_hat: init_codebook(e_hat, self.n_levels,
+                                                      self.codebook_init, seed + 1),
+            clip_lo=lo - 0.1 * (hi - lo), clip_hi=hi + 0.1 * (hi - lo))
+        # sets net_, n_iter_ and loss_curve_; training that blows up stops at the adapter's
+        # divergence guard (the last finite state is restored, with a ConvergenceWarning)
+        self._fit_net(Xs, None, extra_inputs={"row_index": np.arange(n, dtype=np.int64)},
+                      context=context)
         module = self.net_.module_
-        if module.fit_decoder:
-            lo, hi = Xs.min(axis=0), Xs.max(axis=0)
-            module.clip_lo.copy_(torch.as_tensor(lo - 0.1 * (hi - lo)))
-            module.clip_hi.copy_(torch.as_tensor(hi + 0.1 * (hi - lo)))
+        # a fit that ended in stage 1, or whose restored state predates stage 2: the
+        # embedding scale and the codebook come from the kept encoder
+        enter_stage2(module, context.X, context.init_codebook)
+        module.e_hat_table = None
+        module.stage = 3 if module.fit_decoder else 2
+        module.eval()
         self.embedding_mean_ = module.emb_mean.detach().cpu().double().numpy()
         self.embedding_scale_ = module.emb_scale.detach().cpu().double().numpy()
         self.code_embeddings_ = module.codebook.detach().cpu().double().numpy()

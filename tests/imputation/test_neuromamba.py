@@ -608,6 +608,21 @@ def test_bad_input_errors_name_the_argument():
         clone(imp).set_params(corruption={"p_pont": 0.1}).fit(X)
 
 
+@pytest.mark.parametrize("corruption, match", [
+    ({"p_point": 5.0}, r"corruption\['p_point'\] must be a real number in \[0, 1\]; got 5.0"),
+    ({"p_block": -0.1}, r"corruption\['p_block'\] must be .* got -0.1"),
+    ({"p_group": "0.1"}, r"corruption\['p_group'\] must be .* got '0.1'"),
+    ({"p_device": True}, r"corruption\['p_device'\] must be .* got True"),
+    ({"impulse_scale": -3}, r"corruption\['impulse_scale'\] must be .* \[0, inf\); got -3"),
+    ({"impulse_scale": float("nan")}, r"corruption\['impulse_scale'\] must be .* got nan"),
+])
+def test_corruption_rates_are_checked_up_front(corruption, match):
+    # issue 40, item 10: these used to pass and then fail inside torch or train silently
+    # (a rate of 5 hid everything, a negative impulse scale flipped the impulses)
+    with pytest.raises(ValueError, match=match):
+        NeuroMambaImputer(**TINY, corruption=corruption).fit(_stream())
+
+
 def test_named_column_without_observations():
     pd = pytest.importorskip("pandas", reason="pandas input")
     X = pd.DataFrame(_stream(), columns=["CO_GT", "T", "NMHC_GT"])
