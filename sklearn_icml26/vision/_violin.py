@@ -27,7 +27,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 from torch import nn
 
-from ..base import FitContext, TorchEstimatorMixin
+from ..base import FitContext, TorchEstimatorMixin, _external_stacklevel
 from ..utils._docstrings import Substitution, _torch_docstrings
 from ..utils._scaling import _pow2_scale, _standardize
 
@@ -719,7 +719,8 @@ def _resolve_image_shape(image_shape, n_features):
         warnings.warn(
             f"image_shape=None and X has {n_features} features, which is not a perfect square: "
             f"each sample is read as a 1 x {n_features} strip of pixels. Pass the image shape, "
-            f"e.g. image_shape=(32, 32, 3) for 32 x 32 RGB images.", UserWarning, stacklevel=3)
+            f"e.g. image_shape=(32, 32, 3) for 32 x 32 RGB images.", UserWarning,
+            stacklevel=_external_stacklevel())  # the user's line, not ours or sklearn's
         return (1, n_features, 1)
     shape = _as_pair(image_shape, "image_shape", lengths=(2, 3), scalar=False,
                      expected="(h, w) or (h, w, ch) of positive integers")
@@ -823,9 +824,9 @@ default="adamw"
     n_extra_parameters_ : int
         Parameters the mask adds to the plain ViT: ``depth * num_heads * (n_curves + 1)`` for
         ``"learned"``.
-    pixel_mean_ : float
+    mean_ : float
         Mean of the training pixels (weighted by ``sample_weight``).
-    pixel_scale_ : float
+    scale_ : float
         Their standard deviation (1 when constant).
     net_ : skorch.NeuralNet
         {net_}
@@ -1016,7 +1017,7 @@ default="adamw"
         used = curves if self.mask in ("learned", "fixed") else ()
         self.curve_positions_ = (np.stack([curve_positions(gh, gw, k) for k in used]) if used
                                  else np.zeros((0, self.n_tokens_), dtype=np.int64))
-        self.pixel_mean_, self.pixel_scale_ = _pixel_statistics(X, sw)
+        self.mean_, self.scale_ = _pixel_statistics(X, sw)
         codes = encoder.transform(y).astype(np.int64)
         self._fit_net(self._standardise(X), codes, sw, n_outputs=len(self.classes_),
                       context=FitContext(patch=patch, curves=curves, decay_init=decay_init))
@@ -1040,7 +1041,7 @@ default="adamw"
     def _standardise(self, X):
         # on power-of-two pre-scaled values: X - mean cannot overflow, ordinary inputs give
         # (X - mean) / scale bit for bit
-        return _standardize(X, self.pixel_mean_, self.pixel_scale_)
+        return _standardize(X, self.mean_, self.scale_)
 
     def _validated(self, X):
         check_is_fitted(self)

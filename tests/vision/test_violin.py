@@ -400,8 +400,9 @@ def test_channels_patches_and_strip_fallback():
     y = np.repeat([0, 1], 20)
     clf = ViolinViTClassifier(image_shape=(4, 6, 3), patch_size=2, **TINY).fit(X, y)
     assert clf.grid_shape_ == (2, 3) and clf.net_.module_.patch_embed.in_features == 12
-    with pytest.warns(UserWarning, match=r"1 x 7 strip.*image_shape=\(32, 32, 3\)"):
+    with pytest.warns(UserWarning, match=r"1 x 7 strip.*image_shape=\(32, 32, 3\)") as record:
         strip = ViolinViTClassifier(**TINY).fit(X[:, :7], y)
+    assert [w.filename for w in record] == [__file__]  # points at the caller's line
     assert strip.image_shape_ == (1, 7, 1)
 
 
@@ -480,7 +481,7 @@ def test_bad_data_names_the_argument():
     clf = ViolinViTClassifier(**TINY).fit(X, y)
     with pytest.raises(ValueError, match="X has 63 features"):
         clf.predict(X[:, :63])
-    assert math.isfinite(clf.pixel_scale_)
+    assert math.isfinite(clf.scale_)
 
 
 # -- argument checks and numerics found by a user test -----------------------------------------
@@ -548,9 +549,9 @@ def test_huge_pixel_values_are_standardised_without_overflow(bars):
         np.testing.assert_allclose(big._validated(X * 1e300), ref._validated(X), rtol=1e-12,
                                    atol=1e-12)
         np.testing.assert_array_equal(big.predict(X * 1e300), ref.predict(X))
-    assert math.isfinite(big.pixel_scale_) and big.pixel_scale_ > 0
-    assert big.pixel_scale_ == pytest.approx(ref.pixel_scale_ * 1e300, rel=1e-12)
-    assert big.pixel_mean_ == pytest.approx(ref.pixel_mean_ * 1e300, rel=1e-12)
+    assert math.isfinite(big.scale_) and big.scale_ > 0
+    assert big.scale_ == pytest.approx(ref.scale_ * 1e300, rel=1e-12)
+    assert big.mean_ == pytest.approx(ref.mean_ * 1e300, rel=1e-12)
     # near the largest float, X - mean overflows unless computed in halves
     top = np.finfo(np.float64).max
     extreme = np.where(np.arange(len(X))[:, None] % 4 == 0, -0.9 * top, 0.9 * top) * np.ones(
@@ -561,7 +562,7 @@ def test_huge_pixel_values_are_standardised_without_overflow(bars):
         Z = clf._validated(extreme)
     # (sklearn's finiteness check of X may warn about its own sum; nothing may overflow here)
     assert not [w for w in caught if "overflow" in str(w.message)]
-    assert math.isfinite(clf.pixel_scale_) and clf.pixel_scale_ > 0
+    assert math.isfinite(clf.scale_) and clf.scale_ > 0
     assert np.isfinite(Z).all() and np.ptp(Z) > 1
 
 
