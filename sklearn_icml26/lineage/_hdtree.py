@@ -157,6 +157,7 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
     optimizer : {"adamw", "adam", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
 default="adamw"
         {optimizer}
+        Here the per-tensor update is kept instead (see Notes).
     precision : {"float32", "float64"}, default="float32"
         {precision}
     device : str, default="cpu"
@@ -266,7 +267,10 @@ default="adamw"
     the positives of each epoch are a table drawn from ``(random_state, epoch)`` that the
     module indexes with the batch's row indices (an extra per-sample input of the adapter);
     from stage 2 on the frozen encoder's embedding of every row is computed once and indexed
-    the same way; the codebook trains at 0.1 ``lr``.
+    the same way; the codebook trains at 0.1 ``lr``; Adam and AdamW use the per-tensor update,
+    not torch's fused kernel: the gradients of the biases before each BatchNorm are rounding
+    noise that Adam turns into steps of about ``lr``, and the fused kernel's rounding sends
+    them on other walks that gave worse trees on planted data (the user guide's Pitfalls).
 
     References
     ----------
