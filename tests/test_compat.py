@@ -1,4 +1,4 @@
-"""Private upstream API is imported in one place: ``sklearn_icml26/_compat.py`` (issue 37, item 5)."""
+"""Private upstream API is imported in one place: ``sklearn_icml26/_compat.py`` (issue 37)."""
 
 import ast
 import re

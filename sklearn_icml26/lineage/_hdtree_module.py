@@ -475,14 +475,6 @@ class StageCallback(Callback):
         for group in optimizer.param_groups:
             group["params"] = [p for p in group["params"] if p is not codebook]
         optimizer.add_param_group({"params": [codebook], "lr_scale": CODEBOOK_LR_SCALE})
-        # the per-tensor update, not the fused kernel the adapter turns on: the gradients of
-        # the biases before each BatchNorm are rounding noise that Adam turns into steps of
-        # about lr, and the fused kernel's rounding sends them on other walks. Measured on the
-        # planted 1-D path of the tests (seeds 0-8): pseudotime correlation >= 0.95 in 6 of 9
-        # fits per-tensor, 3 of 9 fused (seed 0: 0.9995 against 0.83)
-        if any(group.get("fused") for group in optimizer.param_groups):
-            for group in optimizer.param_groups:
-                group["fused"] = False
 
     def on_epoch_begin(self, net, **kwargs):
         epoch = len(net.history) - 1
