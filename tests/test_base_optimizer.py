@@ -6,7 +6,7 @@ import torch
 from sklearn.base import clone
 
 from sklearn_icml26.approximation import HolderTransformerRegressor
-from sklearn_icml26.base import TorchEstimatorMixin
+from sklearn_icml26.base import TorchEstimatorMixin, make_optimizer
 from sklearn_icml26.lineage import HDTreeLineage
 from sklearn_icml26.surface import MPFSurface
 from sklearn_icml26.utils._testing import TorchAutoencoder, TorchMLPRegressor
@@ -41,7 +41,9 @@ def test_adamo_by_name_and_kappa_zero_is_adam():
     opt = reg.net_.optimizer_
     assert isinstance(opt, AdamO)
     assert opt.param_groups[0]["kappa"] == 0.0 and opt.param_groups[0]["tau"] == 0.5
-    adam = TorchMLPRegressor(**_FAST, optimizer="adam").fit(_X, _Y)
+    # the per-tensor Adam (the adapter runs Adam fused by default: same update, other rounding)
+    adam = TorchMLPRegressor(**_FAST, optimizer="adam",
+                             optimizer_params={"fused": False}).fit(_X, _Y)
     np.testing.assert_array_equal(reg.predict(_X), adam.predict(_X))
     # kappa = 1 changes the 16 x 3 hidden weights, hence the predictions
     ortho = TorchMLPRegressor(**_FAST, optimizer="adamo",
@@ -79,17 +81,18 @@ def test_estimator_without_the_parameter_still_trains():
 
     reg = _NoKnob(**_FAST)
     del reg.optimizer_params
-    assert reg._optimizer_kwargs() == {}
+    opt = make_optimizer(reg, torch.nn.Linear(2, 1).parameters())
+    assert opt.defaults["eps"] == 1e-8 and opt.defaults["lr"] == reg.lr  # Adam's defaults
 
 
-def test_functools_partial_optimizer_keeps_its_keywords():
-    # HolderTransformerRegressor wraps the class in a partial carrying weight_decay
-    reg = HolderTransformerRegressor(weight_decay=0.01, optimizer_params={"eps": 1e-5})
-    kwargs = reg._optimizer_kwargs()
-    assert kwargs == {"optimizer__eps": 1e-5}
-    bad = HolderTransformerRegressor(optimizer_params={"nesterov": True})
+def test_weight_decay_and_optimizer_params_reach_holders_optimizer():
+    reg = HolderTransformerRegressor(weight_decay=0.01, optimizer_params={"eps": 1e-5},
+                                     n_blocks=1, d_model=8, d_ff=8, **_FAST).fit(_X, _Y)
+    group = reg.net_.optimizer_.param_groups[0]
+    assert (group["weight_decay"], group["eps"], group["fused"]) == (0.01, 1e-5, True)
+    bad = HolderTransformerRegressor(optimizer_params={"nesterov": True}, **_FAST)
     with pytest.raises(ValueError, match="'nesterov' is not an argument"):
-        bad._optimizer_kwargs()
+        bad.fit(_X, _Y)
 
 
 @pytest.mark.parametrize("cls", [TorchMLPRegressor, TorchAutoencoder,

@@ -12,8 +12,6 @@ pseudo-dimension assumption are this package's choices.
 Training runs on the package's skorch adapter (:class:`~sklearn_icml26.base.TorchEstimatorMixin`).
 """
 
-import copy
-import functools
 import math
 from numbers import Integral, Real
 from typing import NamedTuple
@@ -21,14 +19,13 @@ from typing import NamedTuple
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
-from skorch.callbacks import Callback
 from torch import nn
 from torch.nn import functional as F
 
-from ..base import TorchEstimatorMixin, _UseWholeBatches
+from ..base import TorchEstimatorMixin
+from ..utils._docstrings import Substitution, _torch_docstrings
 from ..utils._scaling import _pow2_scale, _standardize
 from ..utils._validation import _check_numeric_target
 
@@ -367,51 +364,10 @@ class _SquaredError(nn.Module):
         return (y_pred - y_true) ** 2
 
 
-class _EarlyStopping(Callback):
-    """Stop when the weighted validation MSE has not improved by ``tol`` for ``patience``
-    epochs; restore the best parameters at the end of training."""
-
-    def __init__(self, X_val, y_val, w_val, patience=10, tol=1e-4):
-        self.X_val, self.y_val, self.w_val = X_val, y_val, w_val
-        self.patience, self.tol = patience, tol
-
-    def initialize(self):
-        self.best_loss_, self.best_epoch_, self.best_state_ = np.inf, 0, None
-        self.val_losses_ = []
-        return self
-
-    def on_epoch_end(self, net, **kwargs):
-        module = net.module_
-        was_training = module.training
-        module.eval()
-        with torch.no_grad():
-            x = torch.as_tensor(self.X_val, device=net.device)
-            pred = module(x).cpu().numpy()[:, 0].astype(np.float64)
-        module.train(was_training)
-        loss = float(np.average((pred - self.y_val) ** 2, weights=self.w_val))
-        self.val_losses_.append(loss)
-        epoch = len(net.history)
-        net.history.record("valid_loss", loss)
-        if loss < self.best_loss_ - self.tol:
-            self.best_loss_, self.best_epoch_ = loss, epoch
-            self.best_state_ = copy.deepcopy(module.state_dict())
-        elif epoch - self.best_epoch_ >= self.patience:
-            raise KeyboardInterrupt  # skorch ends training cleanly on it
-
-    def on_train_end(self, net, **kwargs):
-        # the adapter's non-finite loss guard may have stopped the training and restored the
-        # state after its epoch ``good_epoch_``: a best state of a later epoch (validated on
-        # the held-out samples but not by a training step) does not replace it
-        guard = dict(net.callbacks_).get("nonfinite_loss_guard")
-        last_good = (guard.good_epoch_ if guard is not None and guard.stopped_epoch_ is not None
-                     else np.inf)
-        if self.best_state_ is not None and self.best_epoch_ <= last_good:
-            net.module_.load_state_dict(self.best_state_)
-
-
 # ---------------------------------------------------------------------------------------------
 # estimator
 # ---------------------------------------------------------------------------------------------
+@Substitution(**_torch_docstrings)
 class HolderTransformerRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     """Transformer regressor whose number of blocks can be set from Hölder-class bounds.
 
@@ -466,36 +422,35 @@ class HolderTransformerRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstima
         Clip predictions to ``[-B, B]`` (truncation, as in risk proofs); ``"auto"`` uses
         ``B = max |y|`` over the training samples; ``None`` does not clip.
     max_epochs : int, default=300
-        Passes over the training data.
+        {max_epochs}
     batch_size : int, default=128
-        Mini-batch size; ``-1`` trains on the full batch.
+        {batch_size}
     lr : float, default=1e-3
-        Learning rate.
+        {lr}
     optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
 default="adam"
-        Optimizer. ``"adam"`` and ``"adamw"`` run torch's fused kernel (the same update as
-        the per-tensor loop, faster on this network's many small tensors) unless
-        ``optimizer_params`` sets ``fused`` or ``foreach``.
+        {optimizer}
     weight_decay : float, default=0.0
-        Weight decay passed to the optimizer (>= 0).
+        {weight_decay}
     early_stopping : bool, default=False
-        Hold out ``validation_fraction`` of the samples, stop when their weighted MSE has not
-        improved for 10 epochs and keep the best parameters (when the training loss becomes
-        non-finite, the best ones if their epoch is not later than the one the divergence
-        guard restores, else the guard's).
+        {early_stopping}
+        The loss is the weighted MSE of the standardised target.
     validation_fraction : float, default=0.1
-        Share of samples held out by ``early_stopping``, in (0, 1).
+        {validation_fraction}
+    n_iter_no_change : int, default=10
+        {n_iter_no_change}
+    tol : float, default=1e-4
+        {tol}
     precision : {"float32", "float64"}, default="float32"
-        Floating point precision of the module.
+        {precision}
     device : str, default="cpu"
-        Torch device.
+        {device}
     random_state : int, RandomState instance or None, default=None
-        Seeds initialisation, shuffling and the validation split.
+        {random_state}
     verbose : int, default=0
-        ``1`` prints skorch's epoch table.
+        {verbose}
     optimizer_params : dict or None, default=None
-        Extra keyword arguments of the optimizer, e.g. ``{"betas": (0.9, 0.99)}`` or, for
-        ``"adamo"``, ``{"kappa": 1.0, "tau": 0.05}``; ``lr`` has its own parameter.
+        {optimizer_params}
 
     Attributes
     ----------
@@ -520,14 +475,16 @@ default="adam"
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Input column names, when ``X`` had string column names.
     net_ : skorch.NeuralNet
-        The trained net (``net_.module_`` is the torch module).
+        {net_}
     n_iter_ : int
-        Number of epochs run; when the training loss became non-finite, the number of
-        epochs up to the restored parameters (0: the initial ones).
-    loss_curve_ : ndarray of shape (n_iter_,)
-        Training loss (weighted MSE of the standardised target) per epoch.
-    validation_loss_curve_ : ndarray of shape (n_iter_,) or None
-        Validation MSE per epoch with ``early_stopping``, else None.
+        {n_iter_}
+    loss_curve_ : list of float
+        {loss_curve_}
+        The loss is the weighted MSE of the standardised target.
+    validation_loss_curve_ : list of float or None
+        {validation_loss_curve_}
+    best_loss_ : float or None
+        {best_loss_}
 
     See Also
     --------
@@ -575,16 +532,15 @@ default="adam"
         "tokenization": [StrOptions({"coordinate", "single"})],
         "norm": [StrOptions({"layer"}), None],
         "output_bound": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
-        "weight_decay": [Interval(Real, 0, None, closed="left")],
-        "early_stopping": ["boolean"],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        **TorchEstimatorMixin._early_stopping_constraints,
     }
 
     def __init__(self, alpha=1.0, n_blocks="auto", eps=None, *, depth_rule="lower",
                  depth_constant=1.0, max_blocks=32, d_model=32, n_heads=2, d_ff=64,
                  tokenization="coordinate", norm=None, output_bound=None, max_epochs=300,
                  batch_size=128, lr=1e-3, optimizer="adam", weight_decay=0.0,
-                 early_stopping=False, validation_fraction=0.1, precision="float32",
+                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=10,
+                 tol=1e-4, precision="float32",
                  device="cpu", random_state=None, verbose=0, optimizer_params=None):
         self.alpha = alpha
         self.n_blocks = n_blocks
@@ -606,6 +562,8 @@ default="adam"
         self.weight_decay = weight_decay
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
         self.precision = precision
         self.device = device
         self.random_state = random_state
@@ -620,35 +578,15 @@ default="adam"
                      lr=0.03, precision="float64", random_state=0)]
 
     # -- adapter hooks --
-    def _build_module(self, n_features_in, n_outputs):
+    # mini-batches by one index into whole tensors, not sample by sample
+    _whole_batches = True
+
+    def _build_module(self, n_features_in, n_outputs, context):
         return _HolderTransformer(n_features_in, self.n_blocks_, self.d_model, self.n_heads,
                                   self.d_ff, self.tokenization, self.norm)
 
-    def _build_criterion(self):
+    def _build_criterion(self, context):
         return _SquaredError()
-
-    # the adapter stops at the first non-finite training loss, restores the last parameters
-    # that still gave a finite loss and warns (lr=1e4 used to end in all-NaN predictions)
-    _stop_on_nonfinite_loss = True
-
-    def _build_callbacks(self):
-        callbacks = [("whole_batches", _UseWholeBatches())]
-        if self._stopper is not None:
-            callbacks.append(("early_stopping", self._stopper))
-        return callbacks
-
-    def _optimizer_class(self):
-        cls = super()._optimizer_class()
-        kwargs = {}
-        if self.weight_decay > 0:
-            kwargs["weight_decay"] = float(self.weight_decay)
-        # torch's fused Adam/AdamW kernel: the same update as the default per-tensor loop, at
-        # about a fifth of its cost on the many small tensors of this network
-        own = set(self.optimizer_params or {})
-        if (self.optimizer in ("adam", "adamw") and not own & {"fused", "foreach"}
-                and torch.device(self.device).type in ("cpu", "cuda")):
-            kwargs["fused"] = True
-        return functools.partial(cls, **kwargs) if kwargs else cls
 
     def _check_hyperparameters(self):
         if not 0 < self.alpha <= 1:
@@ -730,30 +668,7 @@ default="adam"
 
         Xs = (X - self.x_min_) / self.x_range_
         ys = _standardize(y, self.y_mean_, self.y_scale_)[:, None]
-        self._stopper = None
-        if self.early_stopping:
-            rng = check_random_state(self.random_state)
-            order = rng.permutation(len(X))
-            n_val = max(1, int(round(self.validation_fraction * len(X))))
-            if len(X) - n_val < 1:
-                raise ValueError(f"validation_fraction={self.validation_fraction} leaves no "
-                                 f"training sample out of n_samples={len(X)}.")
-            val, train = order[:n_val], order[n_val:]
-            w_val = sw[val] if sw[val].sum() > 0 else np.ones(n_val)
-            self._stopper = _EarlyStopping(self._as_input(Xs[val]), ys[val, 0], w_val)
-            Xs, ys, sw = Xs[train], ys[train], sw[train]
-        try:
-            self._fit_net(Xs, self._as_input(ys), sw)
-        finally:
-            stopper, self._stopper = self._stopper, None
-            del self._stopper
-        # n_iter_ counts the epochs run, or, when the non-finite loss guard stopped the
-        # training, the epochs up to the restored parameters: the curves keep those epochs
-        history = self.net_.history[:self.n_iter_]
-        self.loss_curve_ = np.array([row["train_loss"] for row in history], dtype=np.float64)
-        self.validation_loss_curve_ = (
-            np.array(stopper.val_losses_[:self.n_iter_], dtype=np.float64)
-            if stopper is not None else None)
+        self._fit_net(Xs, self._as_input(ys), sw)
         return self
 
     def _scaled(self, X):

@@ -164,15 +164,15 @@ default="adam"
             The fitted estimator.
         """
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True)
-        self._y_1d = y.ndim == 1
+        self._y_1d_ = y.ndim == 1
         Y = self._as_input(y.reshape(len(y), -1))
         self._fit_net(X, Y, sample_weight, n_outputs=Y.shape[1])
         return self
 
-    def _build_module(self, n_features_in, n_outputs):
+    def _build_module(self, n_features_in, n_outputs, context):
         return _mlp(n_features_in, self.hidden_units, n_outputs)
 
-    def _build_criterion(self):
+    def _build_criterion(self, context):
         return _squared_error()
 
     def predict(self, X):
@@ -191,7 +191,7 @@ default="adam"
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
         out = self._forward_numpy(X)
-        return out[:, 0] if self._y_1d else out
+        return out[:, 0] if self._y_1d_ else out
 
 
 class TorchMLPClassifier(ClassifierMixin, _MLPBase):
@@ -272,10 +272,10 @@ default="adam"
         self._fit_net(X, codes, sample_weight, n_outputs=len(self.classes_))
         return self
 
-    def _build_module(self, n_features_in, n_outputs):
+    def _build_module(self, n_features_in, n_outputs, context):
         return _mlp(n_features_in, self.hidden_units, n_outputs)
 
-    def _build_criterion(self):
+    def _build_criterion(self, context):
         return nn.CrossEntropyLoss(reduction="none")
 
     def decision_function(self, X):
@@ -437,10 +437,10 @@ default="adam"
         self._n_features_out = self.n_components
         return self
 
-    def _build_module(self, n_features_in, n_outputs):
+    def _build_module(self, n_features_in, n_outputs, context):
         return _Autoencoder(n_features_in, self.hidden_units, self.n_components)
 
-    def _build_criterion(self):
+    def _build_criterion(self, context):
         return _squared_error()
 
     def transform(self, X):

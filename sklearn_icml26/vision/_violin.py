@@ -27,7 +27,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 from torch import nn
 
-from ..base import TorchEstimatorMixin, _UseWholeBatches
+from ..base import FitContext, TorchEstimatorMixin
+from ..utils._docstrings import Substitution, _torch_docstrings
 from ..utils._scaling import _pow2_scale, _standardize
 
 __all__ = [
@@ -730,6 +731,7 @@ def _resolve_image_shape(image_shape, n_features):
     return shape
 
 
+@Substitution(**_torch_docstrings)
 class ViolinViTClassifier(TorchEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Small vision transformer classifier with VIOLIN space-filling-curve attention masks.
 
@@ -777,27 +779,26 @@ class ViolinViTClassifier(TorchEstimatorMixin, ClassifierMixin, BaseEstimator):
     dropout : float, default=0.0
         Dropout after the embedding, in the feed-forward layers and after attention.
     max_epochs : int, default=100
-        Passes over the training data.
+        {max_epochs}
     batch_size : int, default=64
-        Mini-batch size; ``-1`` is the full batch.
+        {batch_size}
     lr : float, default=1e-3
-        Learning rate.
+        {lr}
     weight_decay : float, default=0.05
-        Weight decay of the optimizer (decoupled for AdamW), >= 0.
+        {weight_decay}
     optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
 default="adamw"
-        Optimizer (``"adamo"``: :class:`sklearn_icml26.optim.AdamO`).
+        {optimizer}
     optimizer_params : dict or None, default=None
-        Extra keyword arguments of the optimizer (e.g. ``{"betas": (0.9, 0.99)}``); they
-        override ``weight_decay`` when they name it.
+        {optimizer_params}
     precision : {"float32", "float64"}, default="float32"
-        Floating point precision of the module.
+        {precision}
     device : str, default="cpu"
-        Torch device.
+        {device}
     random_state : int, RandomState instance or None, default=None
-        Seeds initialisation and batch shuffling.
+        {random_state}
     verbose : int, default=0
-        ``1`` prints skorch's epoch table.
+        {verbose}
 
     Attributes
     ----------
@@ -822,17 +823,16 @@ default="adamw"
     n_extra_parameters_ : int
         Parameters the mask adds to the plain ViT: ``depth * num_heads * (n_curves + 1)`` for
         ``"learned"``.
-    pixel_mean_ : float
+    mean_ : float
         Mean of the training pixels (weighted by ``sample_weight``).
-    pixel_scale_ : float
+    scale_ : float
         Their standard deviation (1 when constant).
     net_ : skorch.NeuralNet
-        The trained net (``net_.module_`` is the torch module).
+        {net_}
     n_iter_ : int
-        Number of epochs whose parameters were kept: when the training loss becomes NaN or
-        infinite, training stops with a ``ConvergenceWarning`` and the last state that still
-        gave a finite loss is restored (the end of an epoch after which the next step's loss
-        was finite, or the initial parameters).
+        {n_iter_}
+    loss_curve_ : list of float
+        {loss_curve_}
 
     See Also
     --------
@@ -882,7 +882,7 @@ default="adamw"
         "scale_init_std": [Interval(Real, 0, None, closed="left")],
         "pos_embedding": ["boolean"],
         "dropout": [Interval(Real, 0, 1, closed="left")],
-        "weight_decay": [Interval(Real, 0, None, closed="left")],
+        "weight_decay": TorchEstimatorMixin._early_stopping_constraints["weight_decay"],
     }
 
     def __init__(self, image_shape=None, patch_size=1, embed_dim=32, depth=2, num_heads=4,
@@ -930,29 +930,17 @@ default="adamw"
         return tags
 
     # -- adapter hooks --
-    def _build_module(self, n_features_in, n_outputs):
-        return _ViolinViT(self.image_shape_, self._patch, self.embed_dim, self.depth,
+    # mini-batches by one index into whole tensors, not sample by sample
+    _whole_batches = True
+
+    def _build_module(self, n_features_in, n_outputs, context):
+        return _ViolinViT(self.image_shape_, context.patch, self.embed_dim, self.depth,
                           self.num_heads, self.mlp_ratio, n_outputs, self.pool, self.mask,
-                          self._curves, self._decay_init, self.scale_init,
+                          context.curves, context.decay_init, self.scale_init,
                           self.scale_init_std, self.pos_embedding, self.dropout)
 
-    def _build_criterion(self):
+    def _build_criterion(self, context):
         return nn.CrossEntropyLoss(reduction="none")
-
-    _stop_on_nonfinite_loss = True
-
-    def _build_callbacks(self):
-        # mini-batches by one index into whole tensors, not sample by sample
-        return [("whole_batches", _UseWholeBatches())]
-
-    def _optimizer_class(self):
-        cls = super()._optimizer_class()
-        kwargs = {}
-        if self.weight_decay > 0 or self.optimizer == "adamw":
-            kwargs["weight_decay"] = float(self.weight_decay)
-        # optimizer_params reach the optimizer through the adapter (optimizer__<key>), after
-        # these defaults, so they override weight_decay
-        return functools.partial(cls, **kwargs) if kwargs else cls
 
     def _check_hyperparameters(self, n_features):
         if self.embed_dim % self.num_heads:
@@ -1022,19 +1010,16 @@ default="adamw"
                              f"class, {self.classes_[0]!r}.")
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         self.image_shape_ = shape
-        self._patch, self._curves, self._decay_init = patch, curves, decay_init
         gh, gw = shape[0] // patch[0], shape[1] // patch[1]
         self.grid_shape_ = (gh, gw)
         self.n_tokens_ = gh * gw
         used = curves if self.mask in ("learned", "fixed") else ()
         self.curve_positions_ = (np.stack([curve_positions(gh, gw, k) for k in used]) if used
                                  else np.zeros((0, self.n_tokens_), dtype=np.int64))
-        self.pixel_mean_, self.pixel_scale_ = _pixel_statistics(X, sw)
+        self.mean_, self.scale_ = _pixel_statistics(X, sw)
         codes = encoder.transform(y).astype(np.int64)
-        try:
-            self._fit_net(self._standardise(X), codes, sw, n_outputs=len(self.classes_))
-        finally:
-            del self._patch, self._curves, self._decay_init
+        self._fit_net(self._standardise(X), codes, sw, n_outputs=len(self.classes_),
+                      context=FitContext(patch=patch, curves=curves, decay_init=decay_init))
         self._collect_mask_parameters()
         return self
 
@@ -1055,7 +1040,7 @@ default="adamw"
     def _standardise(self, X):
         # on power-of-two pre-scaled values: X - mean cannot overflow, ordinary inputs give
         # (X - mean) / scale bit for bit
-        return _standardize(X, self.pixel_mean_, self.pixel_scale_)
+        return _standardize(X, self.mean_, self.scale_)
 
     def _validated(self, X):
         check_is_fitted(self)

@@ -480,7 +480,7 @@ def test_bad_data_names_the_argument():
     clf = ViolinViTClassifier(**TINY).fit(X, y)
     with pytest.raises(ValueError, match="X has 63 features"):
         clf.predict(X[:, :63])
-    assert math.isfinite(clf.pixel_scale_)
+    assert math.isfinite(clf.scale_)
 
 
 # -- argument checks and numerics found by a user test -----------------------------------------
@@ -548,9 +548,9 @@ def test_huge_pixel_values_are_standardised_without_overflow(bars):
         np.testing.assert_allclose(big._validated(X * 1e300), ref._validated(X), rtol=1e-12,
                                    atol=1e-12)
         np.testing.assert_array_equal(big.predict(X * 1e300), ref.predict(X))
-    assert math.isfinite(big.pixel_scale_) and big.pixel_scale_ > 0
-    assert big.pixel_scale_ == pytest.approx(ref.pixel_scale_ * 1e300, rel=1e-12)
-    assert big.pixel_mean_ == pytest.approx(ref.pixel_mean_ * 1e300, rel=1e-12)
+    assert math.isfinite(big.scale_) and big.scale_ > 0
+    assert big.scale_ == pytest.approx(ref.scale_ * 1e300, rel=1e-12)
+    assert big.mean_ == pytest.approx(ref.mean_ * 1e300, rel=1e-12)
     # near the largest float, X - mean overflows unless computed in halves
     top = np.finfo(np.float64).max
     extreme = np.where(np.arange(len(X))[:, None] % 4 == 0, -0.9 * top, 0.9 * top) * np.ones(
@@ -561,7 +561,7 @@ def test_huge_pixel_values_are_standardised_without_overflow(bars):
         Z = clf._validated(extreme)
     # (sklearn's finiteness check of X may warn about its own sum; nothing may overflow here)
     assert not [w for w in caught if "overflow" in str(w.message)]
-    assert math.isfinite(clf.pixel_scale_) and clf.pixel_scale_ > 0
+    assert math.isfinite(clf.scale_) and clf.scale_ > 0
     assert np.isfinite(Z).all() and np.ptp(Z) > 1
 
 
@@ -631,6 +631,6 @@ def test_divergence_guard_leaves_no_trace_on_an_ordinary_fit():
         clf = ViolinViTClassifier(embed_dim=8, depth=1, num_heads=2, max_epochs=3, batch_size=2,
                                   random_state=0).fit(X, y, sample_weight=sw)
     assert clf.net_.module_.training
-    guard = dict(clf.net_.callbacks_)["nonfinite_loss_guard"]
-    assert guard._good is None and guard._pending is None and guard._batch is None
-    assert guard.first_loss_ > 0
+    loop = dict(clf.net_.callbacks_)["adapter_loop"]
+    assert loop.guard._good is None and loop.guard._pending is None and loop._batch is None
+    assert loop.guard.first_loss_ > 0
