@@ -676,6 +676,26 @@ class SafetyNeuronFinder(TransformerMixin, BaseEstimator):
         return self._intervene(neurons, lambda x, layer, idx: x * float(scale), model)
 
     # ------------------------------------------------------------------------------ refusal
+    def activations(self, X, neurons=None):
+        """Neuron activations at the read positions (``positions``).
+
+        Parameters
+        ----------
+        X : list of str or DataFrame
+            Prompts (a DataFrame's ``language`` column is ignored).
+        neurons : None, "shared", a language or array-like of int, default=None
+            Columns returned; ``None`` is every neuron, in neuron-number order.
+
+        Returns
+        -------
+        A : ndarray of shape (n, n_columns)
+            float64 activations.
+        """
+        check_is_fitted(self)
+        texts, _ = _parse_prompts(X, None, require_language=False)
+        A = self._activations(texts).astype(np.float64)
+        return A if neurons is None else A[:, self._neurons(neurons)]
+
     def transform(self, X):
         """Activations of the SS-Neurons at the read positions.
 
@@ -689,10 +709,7 @@ class SafetyNeuronFinder(TransformerMixin, BaseEstimator):
         A : ndarray of shape (n, n_ss_neurons)
             float64 activations, columns in the order of ``ss_neurons_``.
         """
-        check_is_fitted(self)
-        texts, _ = _parse_prompts(X, None, require_language=False)
-        A = self._activations(texts)
-        return A[:, self.ss_neurons_].astype(np.float64)
+        return self.activations(X, "shared")
 
     def get_feature_names_out(self, input_features=None):
         """Names of the SS-Neurons (see :meth:`neuron_names`).
