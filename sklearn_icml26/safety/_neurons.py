@@ -689,7 +689,7 @@ class SafetyNeuronFinder(TransformerMixin, BaseEstimator):
         Returns
         -------
         A : ndarray of shape (n, n_columns)
-            float64 activations.
+            The float64 activations.
         """
         check_is_fitted(self)
         texts, _ = _parse_prompts(X, None, require_language=False)
@@ -707,7 +707,7 @@ class SafetyNeuronFinder(TransformerMixin, BaseEstimator):
         Returns
         -------
         A : ndarray of shape (n, n_ss_neurons)
-            float64 activations, columns in the order of ``ss_neurons_``.
+            The float64 activations, columns in the order of ``ss_neurons_``.
         """
         return self.activations(X, "shared")
 
@@ -743,7 +743,7 @@ class SafetyNeuronFinder(TransformerMixin, BaseEstimator):
         Returns
         -------
         log_odds : ndarray of shape (n,)
-            float64.
+            The log-odds (float64).
         """
         check_is_fitted(self)
         from scipy.special import logsumexp
