@@ -168,6 +168,8 @@ def main(argv=None):
     parser.add_argument("--n-test", type=int, default=50)
     parser.add_argument("--n-random", type=int, default=20)
     parser.add_argument("--tune-steps", type=int, default=100)
+    parser.add_argument("--k", type=int, default=None,
+                        help="top-k selection instead of the permutation rule")
     args = parser.parse_args(argv)
 
     import torch
@@ -201,10 +203,11 @@ def main(argv=None):
         Xtr, ytr, ltr = train.prompt.tolist(), train.harmful.to_numpy(), train.language.tolist()
         th = test[test.harmful == 1]
         test_X, test_l = th.prompt.tolist(), th.language.tolist()
-        tune_X, tune_l = val[val.harmful == 1].prompt.tolist(), val[val.harmful == 1].language.tolist()
+        vh = val[val.harmful == 1]
+        tune_X, tune_l = vh.prompt.tolist(), vh.language.tolist()
         heldout_X, heldout_l = mj.prompt.tolist(), mj.language.tolist()
         harmless = test[test.harmful == 0].prompt.tolist()
-        finder_params = {}
+        finder_params = {} if args.k is None else {"selection": "top_k", "k": args.k}
         measure, steps, n_random = "judge", args.tune_steps, args.n_random
 
     finder = SafetyNeuronFinder(model, tok, hr_languages=tuple(hr), random_state=0,
@@ -245,14 +248,16 @@ def main(argv=None):
     # 3. the causal check
     causal = {}
     if finder.ss_neurons_.size:
-        for mode in ("suppress", "boost"):
-            res = finder.causal_check(test_X, test_l, mode=mode, measure=measure,
-                                      n_random=n_random, random_state=0)
-            causal[mode] = res
-            for r in res.itertuples():
-                rows.append({"dataset": dataset, "method": f"{METHOD} {mode} SS ({measure})",
-                             "language": r.language, "effect": r.effect,
-                             "random_effect_mean": r.random_effect_mean, "pvalue": r.pvalue})
+        for m in dict.fromkeys(["log_odds", measure]):  # the judge's is the target measure
+            for mode in ("suppress", "boost"):
+                res = finder.causal_check(test_X, test_l, mode=mode, measure=m,
+                                          n_random=n_random, random_state=0)
+                causal[mode] = res
+                for r in res.itertuples():
+                    rows.append({"dataset": dataset, "method": f"{METHOD} {mode} SS ({m})",
+                                 "language": r.language, "effect": r.effect,
+                                 "random_effect_mean": r.random_effect_mean,
+                                 "pvalue": r.pvalue})
     else:
         notes.append("no SS-Neuron selected: causal check and tuning skipped")
 
