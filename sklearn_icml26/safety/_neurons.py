@@ -913,6 +913,9 @@ class SafetyNeuronFinder(TransformerMixin, BaseEstimator):
     def perplexity(self, texts, responses=None, *, model=None):
         """Perplexity of texts (or of responses given their prompts): the general-ability check.
 
+        Without ``responses`` each text is scored from its second token on (the first, after
+        the tokenizer's special tokens, has no context to be predicted from).
+
         Parameters
         ----------
         texts : list of str

@@ -142,7 +142,8 @@ def _all_activations(model, text):
         lambda m, a, i=i: seen.__setitem__(i, a[0][0].detach().clone())) for i in (0, 1)]
     try:
         with torch.no_grad():
-            logits = model(input_ids=torch.tensor([TOK.encode(text)])).logits
+            ids = TOK.encode(text) if isinstance(text, str) else text
+            logits = model(input_ids=torch.tensor([ids])).logits
     finally:
         for h in handles:
             h.remove()
@@ -235,6 +236,11 @@ def test_masked_fine_tuning_touches_only_the_chosen_rows_and_columns(model, fitt
     full = fitted.finetune(X[:6], ["I am not able to."] * 6, neurons="mlp", max_iter=1,
                            lr=1e-3, random_state=0)
     assert full.n_trainable == 3 * HIDDEN * INTER * 2
+    rand = fitted.finetune(X[:6], ["I am not able to."] * 6,
+                           neurons=fitted.random_neurons(targets, random_state=0)[0],
+                           max_iter=1, lr=1e-3, random_state=0)
+    assert rand.n_trainable == out.n_trainable  # same size and layer profile
+    assert not set(rand.neurons) & set(targets)
     assert fitted.perplexity(X[:4], model=out.model) > 0
 
 
@@ -253,6 +259,22 @@ def test_same_seed_same_result_clone_and_pickle(model, fitted, data):
     np.testing.assert_array_equal(restored.transform(X[:3]), fitted.transform(X[:3]))
     c = clone(fitted)
     assert not hasattr(c, "ms_neurons_") and c.get_params()["hr_languages"] == ("la",)
+
+
+def test_generated_positions_average_the_response_producing_positions(model, data):
+    X, y, lang = data
+    f = _finder(model, selection="top_k", k=2, positions="generated", n_generated=3)
+    f.fit(X, y, language=lang)
+    ids = TOK.encode(X[0])
+    with torch.no_grad():  # greedy continuation of three tokens (the random model emits no eos)
+        seq = list(ids)
+        for _ in range(3):
+            seq.append(int(model(input_ids=torch.tensor([seq])).logits[0, -1].argmax()))
+    assert TOK.eos_token_id not in seq[len(ids):]  # else the finder stops earlier
+    seen, _ = _all_activations(model, seq)
+    expected = torch.cat([seen[0][len(ids) - 1:len(ids) + 2].mean(0),
+                          seen[1][len(ids) - 1:len(ids) + 2].mean(0)]).numpy()
+    np.testing.assert_allclose(f.activations(X[:1])[0], expected, rtol=1e-5, atol=1e-5)
 
 
 def test_generated_positions_with_one_token_equal_the_last_position(model, data):
