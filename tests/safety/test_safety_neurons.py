@@ -296,3 +296,33 @@ def test_routing_through_a_pipeline(model, data):
         finder.set_fit_request(language=True)
         pipe = make_pipeline(finder, LogisticRegression()).fit(X, y, language=lang)
         assert pipe.score(X, y) == 1.0  # the planted neuron separates the classes
+
+
+class _PoisonedSGD(torch.optim.SGD):
+    """SGD that writes NaN into the parameters at its third step (a diverging run)."""
+
+    def step(self, closure=None):
+        self.n = getattr(self, "n", 0) + 1
+        super().step(closure)
+        if self.n == 3:
+            with torch.no_grad():
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        p.fill_(float("nan"))
+
+
+def test_divergent_fine_tuning_warns_and_restores_a_finite_model(fitted, data):
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    X = data[0][:4]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = fitted.finetune(X, ["I am not."] * 4, neurons=[PLANTED], max_iter=6, lr=1e-3,
+                              optimizer=_PoisonedSGD, random_state=0)
+    assert [w for w in caught if issubclass(w.category, ConvergenceWarning)
+            and "non-finite" in str(w.message)]
+    assert out.n_iter == 2 and len(out.loss_curve) == 3
+    assert all(torch.isfinite(p).all() for p in out.model.parameters())
+    assert np.isfinite(fitted.perplexity(X, model=out.model))
