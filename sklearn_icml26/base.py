@@ -51,6 +51,11 @@ Knobs read with ``getattr`` (an estimator declares the parameter to expose it):
 (:class:`_WholeBatches`) instead of skorch's sample-by-sample ``DataLoader``; use it when the
 inputs are plain arrays (it is faster on small networks; seeded shuffles differ).
 
+Parameters: merge ``TorchEstimatorMixin._torch_parameter_constraints`` (and, for the optional
+knobs, ``_early_stopping_constraints``) into ``_parameter_constraints``, spell every parameter
+as in the naming table of CONTRIBUTING.md and document the shared ones with
+``@Substitution(**_torch_docstrings)`` from :mod:`sklearn_icml26.utils._docstrings`.
+
 Writing a custom loop
 ---------------------
 ::
@@ -74,7 +79,9 @@ Writing a custom loop
         self.n_iter_ = guard.finish(final_loss=loss_of_the_final_state)
     self.module_ = module
 
-See :class:`DivergenceGuard` for what each call does.
+See :class:`DivergenceGuard` for what each call does. ``tests/test_divergence.py`` fits every
+torch estimator of the package at ``lr=1e6`` and checks the one policy (a
+``ConvergenceWarning`` with the guard's message, finite output, no exception).
 """
 
 import contextlib
@@ -164,6 +171,9 @@ class FitContext(types.SimpleNamespace):
     **kwargs : dict
         The attributes.
     """
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
 
 
 @contextlib.contextmanager

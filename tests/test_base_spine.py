@@ -296,3 +296,32 @@ def test_early_stopping_stops_restores_the_best_state_and_records_curves():
 def test_weight_decay_reaches_the_adapters_optimizer():
     reg = _EarlyMLP(weight_decay=0.1, max_epochs=1, batch_size=-1, random_state=0).fit(_X, _Y)
     assert reg.net_.optimizer_.param_groups[0]["weight_decay"] == 0.1
+
+
+# -- shared docstrings ---------------------------------------------------------------------------
+def test_substitution_indents_leaves_literal_braces_and_rejects_unknown_placeholders():
+    from sklearn_icml26.utils._docstrings import Substitution, _torch_docstrings
+
+    @Substitution(a="first line\nsecond line", b="short")
+    def f():
+        """Doc.
+
+        Parameters
+        ----------
+        x : {"p", "q"}, default="p"
+            {a}
+        y : int
+            Inline {b} and {unknown} stay.
+        """
+
+    assert '    x : {"p", "q"}, default="p"\n            first line\n            second line\n' \
+        in f.__doc__
+    assert "Inline short and {unknown} stay." in f.__doc__
+    with pytest.raises(KeyError, match=r"\{typo\} names no shared text"):
+        Substitution(a="x")(type("C", (), {"__doc__": "C.\n\n    {typo}\n"}))
+    # every shared text is used by the adapter estimators, and none is left unfilled
+    from sklearn_icml26.approximation import HolderTransformerRegressor
+
+    for key in _torch_docstrings:
+        assert "{" + key + "}" not in HolderTransformerRegressor.__doc__
+        assert _torch_docstrings[key].splitlines()[0] in HolderTransformerRegressor.__doc__

@@ -24,6 +24,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import nn
 
 from ..base import TorchEstimatorMixin
+from ._docstrings import Substitution, _torch_docstrings
 
 # the test estimators (the docstring tests read this list); fit_local_and_on is a helper
 __all__ = ["TorchAutoencoder", "TorchMLPClassifier", "TorchMLPRegressor"]
@@ -100,6 +101,7 @@ class _MLPBase(TorchEstimatorMixin, BaseEstimator):
         return [dict(_TEST_PARAMS)]
 
 
+@Substitution(**_torch_docstrings)
 class TorchMLPRegressor(RegressorMixin, _MLPBase):
     """One-hidden-layer perceptron regressor trained through the skorch adapter (tests only).
 
@@ -112,7 +114,7 @@ class TorchMLPRegressor(RegressorMixin, _MLPBase):
     batch_size : int, default=64
         Mini-batch size; ``-1`` is the full batch.
     lr : float, default=0.01
-        Adam learning rate.
+        {lr}
     optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
 default="adam"
         Optimizer.
@@ -123,7 +125,7 @@ default="adam"
     random_state : int, RandomState instance or None, default=None
         Seeds initialisation and shuffling.
     verbose : int, default=0
-        ``1`` prints skorch's epoch table.
+        {verbose}
     optimizer_params : dict or None, default=None
         Extra keyword arguments of the optimizer, e.g. ``{"betas": (0.9, 0.99)}`` or, for
         ``"adamo"``, ``{"kappa": 1.0, "tau": 0.05}``; ``lr`` has its own parameter.
@@ -137,7 +139,9 @@ default="adam"
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Input column names, when ``X`` had string column names.
     n_iter_ : int
-        Number of epochs run.
+        {n_iter_}
+    loss_curve_ : list of float
+        {loss_curve_}
     """
 
     def __sklearn_tags__(self):
@@ -194,6 +198,7 @@ default="adam"
         return out[:, 0] if self._y_1d_ else out
 
 
+@Substitution(**_torch_docstrings)
 class TorchMLPClassifier(ClassifierMixin, _MLPBase):
     """One-hidden-layer perceptron classifier trained through the skorch adapter (tests only).
 
@@ -206,7 +211,7 @@ class TorchMLPClassifier(ClassifierMixin, _MLPBase):
     batch_size : int, default=64
         Mini-batch size; ``-1`` is the full batch.
     lr : float, default=0.01
-        Adam learning rate.
+        {lr}
     optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
 default="adam"
         Optimizer.
@@ -217,7 +222,7 @@ default="adam"
     random_state : int, RandomState instance or None, default=None
         Seeds initialisation and shuffling.
     verbose : int, default=0
-        ``1`` prints skorch's epoch table.
+        {verbose}
     optimizer_params : dict or None, default=None
         Extra keyword arguments of the optimizer, e.g. ``{"betas": (0.9, 0.99)}`` or, for
         ``"adamo"``, ``{"kappa": 1.0, "tau": 0.05}``; ``lr`` has its own parameter.
@@ -233,7 +238,9 @@ default="adam"
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Input column names, when ``X`` had string column names.
     n_iter_ : int
-        Number of epochs run.
+        {n_iter_}
+    loss_curve_ : list of float
+        {loss_curve_}
     """
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -356,6 +363,7 @@ class _Autoencoder(nn.Module):
         return self.decoder(self.encoder(x))
 
 
+@Substitution(**_torch_docstrings)
 class TorchAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MLPBase):
     """Autoencoder transformer trained through the skorch adapter (tests only).
 
@@ -372,7 +380,7 @@ class TorchAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MLPBa
     batch_size : int, default=64
         Mini-batch size; ``-1`` is the full batch.
     lr : float, default=0.01
-        Adam learning rate.
+        {lr}
     optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
 default="adam"
         Optimizer.
@@ -383,7 +391,7 @@ default="adam"
     random_state : int, RandomState instance or None, default=None
         Seeds initialisation and shuffling.
     verbose : int, default=0
-        ``1`` prints skorch's epoch table.
+        {verbose}
     optimizer_params : dict or None, default=None
         Extra keyword arguments of the optimizer, e.g. ``{"betas": (0.9, 0.99)}`` or, for
         ``"adamo"``, ``{"kappa": 1.0, "tau": 0.05}``; ``lr`` has its own parameter.
@@ -397,7 +405,9 @@ default="adam"
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Input column names, when ``X`` had string column names.
     n_iter_ : int
-        Number of epochs run.
+        {n_iter_}
+    loss_curve_ : list of float
+        {loss_curve_}
     """
 
     _parameter_constraints = {

@@ -27,7 +27,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 from torch import nn
 
-from ..base import FitContext, TorchEstimatorMixin
+from ..base import FitContext, TorchEstimatorMixin, _external_stacklevel
 from ..utils._docstrings import Substitution, _torch_docstrings
 from ..utils._scaling import _pow2_scale, _standardize
 
@@ -719,7 +719,8 @@ def _resolve_image_shape(image_shape, n_features):
         warnings.warn(
             f"image_shape=None and X has {n_features} features, which is not a perfect square: "
             f"each sample is read as a 1 x {n_features} strip of pixels. Pass the image shape, "
-            f"e.g. image_shape=(32, 32, 3) for 32 x 32 RGB images.", UserWarning, stacklevel=3)
+            f"e.g. image_shape=(32, 32, 3) for 32 x 32 RGB images.", UserWarning,
+            stacklevel=_external_stacklevel())  # the user's line, not ours or sklearn's
         return (1, n_features, 1)
     shape = _as_pair(image_shape, "image_shape", lengths=(2, 3), scalar=False,
                      expected="(h, w) or (h, w, ch) of positive integers")

@@ -400,8 +400,9 @@ def test_channels_patches_and_strip_fallback():
     y = np.repeat([0, 1], 20)
     clf = ViolinViTClassifier(image_shape=(4, 6, 3), patch_size=2, **TINY).fit(X, y)
     assert clf.grid_shape_ == (2, 3) and clf.net_.module_.patch_embed.in_features == 12
-    with pytest.warns(UserWarning, match=r"1 x 7 strip.*image_shape=\(32, 32, 3\)"):
+    with pytest.warns(UserWarning, match=r"1 x 7 strip.*image_shape=\(32, 32, 3\)") as record:
         strip = ViolinViTClassifier(**TINY).fit(X[:, :7], y)
+    assert [w.filename for w in record] == [__file__]  # points at the caller's line
     assert strip.image_shape_ == (1, 7, 1)
 
 
