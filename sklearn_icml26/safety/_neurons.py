@@ -14,6 +14,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..memory._embedder import check_texts
+from ..utils._docstrings import Substitution, _torch_docstrings
 from ._judge import REFUSAL_MARKERS, RefusalJudge
 from ._lm import (
     ByteTokenizer,
@@ -952,6 +953,7 @@ class SafetyNeuronFinder(TransformerMixin, BaseEstimator):
             raise ValueError("texts hold no token to score (each text needs 2 tokens or more)")
         return float(np.exp(total / count))
 
+    @Substitution(**_torch_docstrings)
     def finetune(self, X, responses, *, neurons="shared", max_iter=50, lr=1e-4, batch_size=4,
                  optimizer="adam", optimizer_params=None, weight_decay=0.0, random_state=None,
                  verbose=0):
@@ -976,15 +978,16 @@ class SafetyNeuronFinder(TransformerMixin, BaseEstimator):
         max_iter : int, default=50
             Optimizer steps.
         lr : float, default=1e-4
-            Learning rate.
+            {lr}
         batch_size : int, default=4
             Pairs per step.
         optimizer : str or torch optimizer class, default="adam"
-            See :func:`sklearn_icml26.base.make_optimizer`.
+            {optimizer}
         optimizer_params : dict or None, default=None
-            Extra optimizer arguments.
+            {optimizer_params}
         weight_decay : float, default=0.0
-            Weight decay (acts on the trainable entries only).
+            {weight_decay}
+            It acts on the trainable entries only.
         random_state : int, RandomState instance or None, default=None
             Seeds the batches.
         verbose : int, default=0
