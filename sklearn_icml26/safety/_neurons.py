@@ -86,7 +86,7 @@ def _parse_labels(y, n):
     y = np.asarray(y)
     if y.ndim != 1 or y.shape[0] != n:
         raise ValueError(f"y has shape {y.shape}; expected ({n},), one label per prompt")
-    if y.dtype.kind in "US O".replace(" ", ""):
+    if y.dtype.kind in "USO":
         mapped = {"harmful": 1, "harmless": 0, "1": 1, "0": 0}
         try:
             y = np.array([mapped[str(v).lower()] for v in y])
