@@ -37,12 +37,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sklearn_icml26.safety import ByteTokenizer, SafetyNeuronFinder  # noqa: E402
 from sklearn_icml26.utils._benchmark import (  # noqa: E402
     benchmark_parser,
     markdown_table,
     write_results,
 )
+
+from sklearn_icml26.safety import ByteTokenizer, SafetyNeuronFinder  # noqa: E402
 
 NAME = "safety_neurons"
 METHOD = "SafetyNeuronFinder"

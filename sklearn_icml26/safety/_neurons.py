@@ -8,11 +8,11 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import Bunch, check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._compat import Interval, StrOptions, _fit_context
 from ..memory._embedder import check_texts
 from ..utils._docstrings import Substitution, _torch_docstrings
 from ._judge import REFUSAL_MARKERS, RefusalJudge
