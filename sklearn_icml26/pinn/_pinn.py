@@ -148,14 +148,17 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     residual is written once in terms of ``u`` and its derivatives [1]_.
 
     With ``problem=None`` the estimator is a plain MLP regressor fitted to ``y`` (inputs
-    min-max scaled, target standardised): the mode scikit-learn's estimator checks exercise.
+    min-max scaled, target standardised on power-of-two pre-scaled values, so that targets of
+    order 1e300 or 1e-300 train as ordinary ones): the mode scikit-learn's estimator checks
+    exercise. With a problem, :meth:`score` is minus the mean squared residuals at ``X``, so
+    that a grid search can rank PINNs on held-out collocation points.
 
     Parameters
     ----------
     problem : PDEProblem or None, default=None
         The PDE, its domain and conditions; ``None`` fits a plain MLP to ``y``.
     hidden_layer_sizes : tuple of int, default=(32, 32, 32)
-        Widths of the hidden layers.
+        Widths of the hidden layers (ints >= 1; ``6.0`` or ``True`` are refused).
     activation : {"tanh", "sin", "silu", "gelu", "softplus"}, default="tanh"
         Hidden activation (smooth, since the residual differentiates the network).
     train_hidden : bool, default=True
@@ -457,10 +460,10 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
             column count differs from ``problem.bounds``, no training point lies on a
             condition, ``problem.residual`` returns the wrong shape, ``y`` has the wrong
             shape or (``problem=None``) NaN, a loss weight is negative or not finite (or a
-            dict names an unknown term), ``solver="lstsq"`` is used with
-            ``train_hidden=True`` or a nonlinear problem, the solver's stage has 0
-            iterations, or ``optimizer_params`` names an argument the optimizer does not
-            take.
+            dict names an unknown term), ``hidden_layer_sizes`` holds anything but positive
+            ints, ``solver="lstsq"`` is used with ``train_hidden=True`` or a nonlinear
+            problem, the solver's stage has 0 iterations, or ``optimizer_params`` names an
+            argument the optimizer does not take.
 
         Warns
         -----
