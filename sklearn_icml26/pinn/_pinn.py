@@ -749,9 +749,13 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If ``X`` is invalid, or ``y`` or ``sample_weight`` has the wrong shape.
+            If ``X`` is invalid, ``y`` or ``sample_weight`` has the wrong shape, or ``y`` is
+            None with ``problem=None``.
         """
         if self.problem is None:
+            if y is None:
+                raise ValueError("score needs y when problem=None (it is the R^2 of the "
+                                 "regression); got y=None.")
             return super().score(X, y, sample_weight=sample_weight)
         from sklearn.utils import check_array
         from sklearn.utils.validation import _check_sample_weight

@@ -148,6 +148,9 @@ def test_score_with_a_problem_is_minus_the_mean_residual_loss(heat, heat_data):
     assert weighted.score(X) == pytest.approx(expected, rel=1e-12)
     with pytest.raises(ValueError, match=r"y must have shape \(80, 1\)"):
         pinn_d.score(X_d, y_d[:5])
+    plain = PINNRegressor(**QUICK).fit(X, X[:, 0])
+    with pytest.raises(ValueError, match="score needs y when problem=None"):
+        plain.score(X)
 
 
 def test_grid_search_ranks_pinns_with_a_problem(heat):
