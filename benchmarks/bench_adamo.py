@@ -51,6 +51,7 @@ from sklearn_icml26.utils._parallel import Parallel, delayed
 from _common import (
     benchmark_parser,
     markdown_table,
+    target,
     write_results,
 )
 
@@ -220,43 +221,46 @@ def targets(summary, timings):
         winners = [r["method"] for r in summary if r["dataset"] == col
                    and r["method"].startswith("AdamO") and r["share_diverged"] == 0
                    and r["n_seeds"] == adam_c["n_seeds"]]
-        out.append({"target": "collapse regime: some AdamO setting diverges in 0/3 seeds where "
-                              "Adam diverges in 3/3",
-                    "spec": "Adam 3/3, one AdamO setting 0/3",
-                    "measured": f"Adam {adam_c['diverged']}; AdamO with 0 diverged: "
-                                f"{winners or 'none'}",
-                    "met": bool(adam_c["share_diverged"] == 1 and winners)})
+        out.append(target("collapse regime: some AdamO setting diverges in 0/3 seeds where "
+                          "Adam diverges in 3/3",
+                          "Adam 3/3, one AdamO setting 0/3",
+                          f"Adam {adam_c['diverged']}; AdamO with 0 diverged: "
+                          f"{winners or 'none'}",
+                          bool(adam_c["share_diverged"] == 1 and winners)))
         d = get.get((col, "AdamO k=1 tau=0.05"))
         if d:
-            out.append({"target": "collapse regime: the paper's default tau = 0.05 (kappa = 1) "
-                                  "stops the collapse",
-                        "spec": "0/3 diverged", "measured": d["diverged"],
-                        "met": bool(d["share_diverged"] == 0)})
+            out.append(target("collapse regime: the paper's default tau = 0.05 (kappa = 1) "
+                              "stops the collapse",
+                              "0/3 diverged",
+                              d["diverged"],
+                              bool(d["share_diverged"] == 0)))
     adam_s = get.get((st, "Adam"))
     if adam_s:
         for r in summary:
             if r["dataset"] == st and r["method"].startswith("AdamO"):
                 rel = (r["greedy_return"] - adam_s["greedy_return"]) / abs(
                     adam_s["greedy_return"])
-                out.append({"target": f"stable regime: {r['method']} greedy return within 5% "
-                                      "of Adam's",
-                            "spec": ">= -5%", "measured": f"{100 * rel:+.1f}% "
-                            f"({r['greedy_return']:.3f} vs {adam_s['greedy_return']:.3f})",
-                            "met": bool(rel >= -0.05)})
+                out.append(target(f"stable regime: {r['method']} greedy return within 5% "
+                                  "of Adam's",
+                                  ">= -5%",
+                                  f"{100 * rel:+.1f}% "
+                                  f"({r['greedy_return']:.3f} vs {adam_s['greedy_return']:.3f})",
+                                  bool(rel >= -0.05)))
     for tim in timings:
         size = " x ".join(map(str, tim["hidden"]))
-        out.append({"target": f"CPU time per step of AdamO (kappa = 1, tau = 0.05) <= 1.3x "
-                              f"torch Adam's ({size} critic)",
-                    "spec": "<= 1.3", "measured": tim["ratio_median"],
-                    "met": bool(tim["ratio_median"] <= 1.3)})
+        out.append(target(f"CPU time per step of AdamO (kappa = 1, tau = 0.05) <= 1.3x "
+                          f"torch Adam's ({size} critic)",
+                          "<= 1.3",
+                          tim["ratio_median"],
+                          bool(tim["ratio_median"] <= 1.3)))
     div = [r for r in summary if r["warning_share_diverged"] is not None]
     if div:
         n = sum(int(r["diverged"].split("/")[0]) for r in div)
         hits = sum(r["warning_share_diverged"] * int(r["diverged"].split("/")[0]) for r in div)
-        out.append({"target": "rho >= 1 or max Re lambda(S) > 0 seen before divergence",
-                    "spec": ">= 80% of diverging runs",
-                    "measured": f"{hits:.0f}/{n} = {hits / n:.0%}",
-                    "met": bool(hits / n >= 0.8)})
+        out.append(target("rho >= 1 or max Re lambda(S) > 0 seen before divergence",
+                          ">= 80% of diverging runs",
+                          f"{hits:.0f}/{n} = {hits / n:.0%}",
+                          bool(hits / n >= 0.8)))
     return out
 
 

@@ -63,6 +63,7 @@ from _common import (
     benchmark_parser,
     markdown_table,
     measure,
+    target,
     write_results,
 )
 
@@ -678,16 +679,17 @@ def _targets(rows, device):
     for text, dataset, col, bound, *method in bounds:
         value = _mean_of(rows, dataset, col, *method)
         if value is not None:
-            out.append({"target": text, "spec": f">= {bound}", "measured": value,
-                        "met": bool(value >= bound)})
+            out.append(target(text, f">= {bound}", value, bool(value >= bound)))
     if str(device) == "cpu":
         fits = [r["cpu_seconds"] for r in rows if r["method"] == "HDTreeLineage"]
         if fits:
             worst = float(max(fits))
-            out.append({"target": "seconds per default fit on 2 CPU cores (slowest fit, as "
-                        "the CPU seconds of its one-thread process: its wall time on a free "
-                        "core; wall times on the shared machine are in the rows)",
-                        "spec": "<= 300", "measured": worst, "met": bool(worst <= 300)})
+            out.append(target("seconds per default fit on 2 CPU cores (slowest fit, as "
+                              "the CPU seconds of its one-thread process: its wall time on a free "
+                              "core; wall times on the shared machine are in the rows)",
+                              "<= 300",
+                              worst,
+                              bool(worst <= 300)))
     return out
 
 

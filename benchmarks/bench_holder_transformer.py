@@ -62,6 +62,7 @@ from _common import (
     benchmark_parser,
     markdown_table,
     measure,
+    target,
     write_results,
 )
 
@@ -269,21 +270,24 @@ def targets(summary):
             lo, hi = row["bracket"]
             s, se = row["rmse_slope"], row["rmse_slope_se"]
             met = bool(s < 0 and np.isfinite(se) and s + 2 * se < 0 and s >= lo)
-            out.append({"target": f"{name}: RMSE-vs-L slope < 0 (2 SE excludes 0), inside the "
-                                  "bracket",
-                        "spec": f"in [{lo:.3g}, 0); guaranteed {hi:.3g}",
-                        "measured": f"{s:.3f} +- {se:.3f}", "met": met})
+            out.append(target(f"{name}: RMSE-vs-L slope < 0 (2 SE excludes 0), inside the "
+                              "bracket",
+                              f"in [{lo:.3g}, 0); guaranteed {hi:.3g}",
+                              f"{s:.3f} +- {se:.3f}",
+                              met))
         else:
             s, derived = row["risk_slope"], row["derived_rate"]
-            out.append({"target": f"{name}: risk slope at least as steep as the derived rate",
-                        "spec": f"<= {derived:.3g} (minimax {row['minimax_rate']:.3g})",
-                        "measured": f"{s:.3f} +- {row['risk_slope_se']:.3f}",
-                        "met": bool(s <= derived)})
+            out.append(target(f"{name}: risk slope at least as steep as the derived rate",
+                              f"<= {derived:.3g} (minimax {row['minimax_rate']:.3g})",
+                              f"{s:.3f} +- {row['risk_slope_se']:.3f}",
+                              bool(s <= derived)))
             ratio = row["risk / MLP risk"]
             n_key = next(k for k in row if k.startswith("risk_at_n="))
-            out.append({"target": f"{name}: {n_key.removeprefix('risk_at_')} risk within 1.5x "
-                                  "the MLP's",
-                        "spec": "<= 1.5", "measured": float(ratio), "met": bool(ratio <= 1.5)})
+            out.append(target(f"{name}: {n_key.removeprefix('risk_at_')} risk within 1.5x "
+                              "the MLP's",
+                              "<= 1.5",
+                              float(ratio),
+                              bool(ratio <= 1.5)))
     return out
 
 

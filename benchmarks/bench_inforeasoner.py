@@ -48,6 +48,7 @@ from sklearn_icml26.retrieval._semantic_entropy import _lexical
 from _common import (
     benchmark_parser,
     markdown_table,
+    target,
     write_results,
 )
 
@@ -141,24 +142,33 @@ def targets(rows, seconds, calls):
     d = by.get(VARIANTS[0][0])
     e = by.get(VARIANTS[-1][0])
     if d is not None:
-        out.append({"target": "default IG (soft, difference, cosine floor 0.3): AUC",
-                    "spec": ">= 0.70", "measured": round(d["auc"], 4),
-                    "met": bool(d["auc"] >= 0.70)})
-        out.append({"target": "default IG: AUC bootstrap interval above 0.5", "spec": "lo > 0.5",
-                    "measured": [round(x, 4) for x in d["auc_ci"]],
-                    "met": bool(d["auc_ci"][0] > 0.5)})
-        out.append({"target": "default IG: P@1", "spec": ">= 0.40",
-                    "measured": round(d["p_at_1"], 4), "met": bool(d["p_at_1"] >= 0.40)})
+        out.append(target("default IG (soft, difference, cosine floor 0.3): AUC",
+                          ">= 0.70",
+                          round(d["auc"], 4),
+                          bool(d["auc"] >= 0.70)))
+        out.append(target("default IG: AUC bootstrap interval above 0.5",
+                          "lo > 0.5",
+                          [round(x, 4) for x in d["auc_ci"]],
+                          bool(d["auc_ci"][0] > 0.5)))
+        out.append(target("default IG: P@1",
+                          ">= 0.40",
+                          round(d["p_at_1"], 4),
+                          bool(d["p_at_1"] >= 0.40)))
     if e is not None:
-        out.append({"target": "gold-free entropy IG: AUC (interval reported)", "spec": ">= 0.55",
-                    "measured": f"{e['auc']:.4f} [{e['auc_ci'][0]:.4f}, {e['auc_ci'][1]:.4f}]",
-                    "met": bool(e["auc"] >= 0.55)})
+        out.append(target("gold-free entropy IG: AUC (interval reported)",
+                          ">= 0.55",
+                          f"{e['auc']:.4f} [{e['auc_ci'][0]:.4f}, {e['auc_ci'][1]:.4f}]",
+                          bool(e["auc"] >= 0.55)))
     if seconds:
         med = float(np.median(seconds))
-        out.append({"target": "seconds per question, one torch thread (median)",
-                    "spec": "<= 45", "measured": round(med, 2), "met": bool(med <= 45)})
-        out.append({"target": "generator calls per question", "spec": "exactly 5",
-                    "measured": sorted(set(calls)), "met": bool(set(calls) == {5})})
+        out.append(target("seconds per question, one torch thread (median)",
+                          "<= 45",
+                          round(med, 2),
+                          bool(med <= 45)))
+        out.append(target("generator calls per question",
+                          "exactly 5",
+                          sorted(set(calls)),
+                          bool(set(calls) == {5})))
     return out
 
 

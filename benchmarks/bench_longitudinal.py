@@ -50,6 +50,7 @@ from _common import (
     benchmark_parser,
     markdown_table,
     measure,
+    target,
     write_results,
 )
 
@@ -367,14 +368,16 @@ def _pool_detail(a, b):
 
 def _as_targets(target_rows):
     """The target rows in the shared result format (target, spec, measured, met)."""
-    return [{"target": f"{r['dataset']}: {r['target']}", "spec": _bound(r["target"]),
-             "measured": r["value"], "met": bool(r["met"])} for r in target_rows]
+    return [target(f"{r['dataset']}: {r['target']}",
+                   _bound(r["target"]),
+                   r["value"],
+                   bool(r["met"])) for r in target_rows]
 
 
-def _bound(target):
+def _bound(name):
     """The bound a target name states: "[0.93, 0.97]", "<= 0.2 SE", "<= 0.6", ..."""
-    found = re.search(r"\[[^\]]*\]|<= [0-9.]+(?: SE)?", target)
-    return found.group(0) if found else target
+    found = re.search(r"\[[^\]]*\]|<= [0-9.]+(?: SE)?", name)
+    return found.group(0) if found else name
 
 
 PROTOCOL = ("settings A-D (A: randomised at baseline, linear nuisances; B: baseline, flexible "
@@ -481,14 +484,14 @@ def _speed(repeats=3):
 def _speed_from(path):
     """The speed target of an earlier (local) result file, to carry into a run elsewhere."""
     payload = json.loads(Path(path).read_text())
-    for target in payload.get("targets", []):
-        if target["target"].startswith("speed:"):
+    for tg in payload.get("targets", []):
+        if tg["target"].startswith("speed:"):
             machine = payload.get("machine", {})
-            target = dict(target)
-            target["target"] += (" [measured on the development machine, "
+            tg = dict(tg)
+            tg["target"] += (" [measured on the development machine, "
                                  f"{machine.get('cpu_count', '?')} CPUs, "
                                  f"{machine.get('platform', '?')}; not on this one]")
-            return target
+            return tg
     return None
 
 
@@ -663,8 +666,10 @@ def main(argv=None):
         if "spec" in speed:  # carried over in the shared format
             speed_targets = [speed]
         else:
-            speed_targets = [{"target": speed["target"], "spec": "<= 10 s",
-                              "measured": round(speed["value"], 3), "met": speed["met"]}]
+            speed_targets = [target(speed["target"],
+                                    "<= 10 s",
+                                    round(speed["value"], 3),
+                                    speed["met"])]
             notes.append(f"speed target measured here, one core, median of 3 default fits "
                          f"{speed['seconds_each']} s at load average "
                          f"{np.round(speed['load_average'], 2).tolist()}")

@@ -55,6 +55,7 @@ from sklearn_icml26.pinn import (
 from _common import (
     benchmark_parser,
     markdown_table,
+    target,
     write_results,
 )
 
@@ -368,8 +369,10 @@ def targets(rows, summary_rows, settings):
                  and r["method"] == METHOD]
     if good_heat:
         l2 = float(np.mean([r["relative_l2"] for r in good_heat]))
-        out.append({"target": "good heat PINN relative L2 (mean over seeds)",
-                    "spec": "<= 3e-3 (2x DeepXDE's 1.5e-3)", "measured": l2, "met": l2 <= 3e-3})
+        out.append(target("good heat PINN relative L2 (mean over seeds)",
+                          "<= 3e-3 (2x DeepXDE's 1.5e-3)",
+                          l2,
+                          l2 <= 3e-3))
         dde_rows = [r for r in rows if r["method"] == "deepxde" and "relative_l2" in r
                     and r["dataset"] == "heat_1d"]
         if dde_rows:
@@ -377,25 +380,26 @@ def targets(rows, summary_rows, settings):
             seeds = sorted({r["seed"] for r in dde_rows} & {r["seed"] for r in good_heat})
             ours = float(np.mean([r["relative_l2"] for r in good_heat if r["seed"] in seeds]))
             ref = float(np.mean([r["relative_l2"] for r in dde_rows if r["seed"] in seeds]))
-            out.append({"target": f"good heat PINN relative L2 vs DeepXDE (same schedule, "
-                                  f"seeds {seeds})",
-                        "spec": "<= 2x DeepXDE", "measured": ours / ref,
-                        "met": ours <= 2 * ref})
+            out.append(target(f"good heat PINN relative L2 vs DeepXDE (same schedule, "
+                              f"seeds {seeds})",
+                              "<= 2x DeepXDE",
+                              ours / ref,
+                              ours <= 2 * ref))
     cap = [r for r in rows if "spearman_vs_captum" in r]
     capt = [r for r in rows if r["method"] == "captum.ArnoldiInfluenceFunction"]
     if cap:
         rho = cap[0]["spearman_vs_captum"]
-        out.append({"target": "captum parity (Spearman of influences)", "spec": ">= 0.99",
-                    "measured": rho, "met": rho >= 0.99})
+        out.append(target("captum parity (Spearman of influences)", ">= 0.99", rho, rho >= 0.99))
         speed = capt[0]["speedup_of_ours"]
-        out.append({"target": "speed vs captum at the same Arnoldi sizes",
-                    "spec": ">= 2x", "measured": speed, "met": speed >= 2})
+        out.append(target("speed vs captum at the same Arnoldi sizes", ">= 2x", speed, speed >= 2))
     for row in summary_rows:
         n = row["n_diagnostics_same_direction"]
         k = len(row["seeds"])
-        out.append({"target": f"{row['dataset']}: diagnostics differing in the same direction "
-                              f"on all {k} seed(s) (3 required)",
-                    "spec": ">= 2 of 3 on 3 seeds", "measured": n, "met": n >= 2 and k >= 3})
+        out.append(target(f"{row['dataset']}: diagnostics differing in the same direction "
+                          f"on all {k} seed(s) (3 required)",
+                          ">= 2 of 3 on 3 seeds",
+                          n,
+                          n >= 2 and k >= 3))
     return out
 
 

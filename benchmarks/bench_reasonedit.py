@@ -50,6 +50,7 @@ from sklearn_icml26.metrics import hubness_measures
 from _common import (
     benchmark_parser,
     markdown_table,
+    target,
     write_results,
 )
 
@@ -368,57 +369,79 @@ def targets(rows, speed_rows, quick):
     nn = _mean(rows, "sklearn.NearestNeighbors", "generality")
     default = f"{METHOD} (default)"
     rel_min = min(r["reliability"] for r in book_rows)
-    out.append({"target": "reliability = 1.000 for every codebook row (min over rows)",
-                "spec": "1.000", "measured": rel_min, "met": bool(rel_min >= 1.0)})
+    out.append(target("reliability = 1.000 for every codebook row (min over rows)",
+                      "1.000",
+                      rel_min,
+                      bool(rel_min >= 1.0)))
     g = _mean(rows, default, "generality")
-    out.append({"target": "generality of the default >= 0.20", "spec": ">= 0.20",
-                "measured": g, "met": bool(g >= 0.20)})
-    out.append({"target": "generality of the default / NearestNeighbors", "spec": ">= 1.5",
-                "measured": g / nn, "met": bool(g / nn >= 1.5)})
+    out.append(target("generality of the default >= 0.20", ">= 0.20", g, bool(g >= 0.20)))
+    out.append(target("generality of the default / NearestNeighbors",
+                      ">= 1.5",
+                      g / nn,
+                      bool(g / nn >= 1.5)))
     if not quick:
         s_off = _mean(rows, f"{METHOD} (scaling=reasonedit, gate off)", "generality")
-        out.append({"target": "generality, reasonedit scaling without gate / NearestNeighbors",
-                    "spec": ">= 1.8", "measured": s_off / nn, "met": bool(s_off / nn >= 1.8)})
+        out.append(target("generality, reasonedit scaling without gate / NearestNeighbors",
+                          ">= 1.8",
+                          s_off / nn,
+                          bool(s_off / nn >= 1.8)))
         others = {s: _mean(rows, f"{METHOD} (scaling={s}, gate off)", "generality")
                   for s in ("local_scaling", "nicdm", "mutual_proximity")}
-        out.append({"target": "generality without gate: reasonedit >= every other scaling "
-                              f"({', '.join(f'{k} {v:.3f}' for k, v in others.items())})",
-                    "spec": ">= max", "measured": s_off,
-                    "met": bool(s_off >= max(others.values()))})
+        out.append(target("generality without gate: reasonedit >= every other scaling "
+                          f"({', '.join(f'{k} {v:.3f}' for k, v in others.items())})",
+                          ">= max",
+                          s_off,
+                          bool(s_off >= max(others.values()))))
     lo = _mean(rows, default, "locality")
-    out.append({"target": "locality (other conversations rejected) of the default",
-                "spec": ">= 0.95", "measured": lo, "met": bool(lo >= 0.95)})
+    out.append(target("locality (other conversations rejected) of the default",
+                      ">= 0.95",
+                      lo,
+                      bool(lo >= 0.95)))
     acc = _mean(rows, default, "generality_accepted")
-    out.append({"target": "accepted share of the generality queries (default)",
-                "spec": ">= 0.85", "measured": acc, "met": bool(acc >= 0.85)})
+    out.append(target("accepted share of the generality queries (default)",
+                      ">= 0.85",
+                      acc,
+                      bool(acc >= 0.85)))
     seed0 = [r for r in rows if r["method"] == default and r["seed"] == min(
         x["seed"] for x in rows)]
     lower = [r["in_domain_skewness_scaled"] < r["in_domain_skewness_unscaled"] for r in seed0]
     n_conv = len(seed0)
     need = 9 if n_conv == 10 else n_conv
-    out.append({"target": f"in-domain N_5 skewness lower with scaling (conversations of "
-                          f"{n_conv}, split seed 0)", "spec": f">= {need} of {n_conv}",
-                "measured": int(sum(lower)), "met": bool(sum(lower) >= need)})
+    out.append(target(f"in-domain N_5 skewness lower with scaling (conversations of "
+                      f"{n_conv}, split seed 0)",
+                      f">= {need} of {n_conv}",
+                      int(sum(lower)),
+                      bool(sum(lower) >= need)))
     before = float(np.mean([r["in_domain_skewness_unscaled"] for r in seed0]))
     after = float(np.mean([r["in_domain_skewness_scaled"] for r in seed0]))
     drop = 1 - after / before
-    out.append({"target": f"mean in-domain skewness reduction ({before:.2f} -> {after:.2f})",
-                "spec": ">= 30 %", "measured": drop, "met": bool(drop >= 0.30)})
+    out.append(target(f"mean in-domain skewness reduction ({before:.2f} -> {after:.2f})",
+                      ">= 30 %",
+                      drop,
+                      bool(drop >= 0.30)))
     hb = float(np.mean([r["in_domain_hub_occurrence_unscaled"] for r in seed0]))
     ha = float(np.mean([r["in_domain_hub_occurrence_scaled"] for r in seed0]))
-    out.append({"target": f"mean in-domain hub occurrence lower with scaling ({hb:.3f} -> "
-                          f"{ha:.3f})", "spec": "lower", "measured": ha, "met": bool(ha < hb)})
+    out.append(target(f"mean in-domain hub occurrence lower with scaling ({hb:.3f} -> "
+                      f"{ha:.3f})",
+                      "lower",
+                      ha,
+                      bool(ha < hb)))
     sp = speed_rows[0]
-    out.append({"target": f"partial_fit of one 3-key edit at {sp['n_keys']} keys, p50 ms",
-                "spec": "<= 50 ms", "measured": sp["partial_fit_ms_p50"],
-                "met": bool(sp["partial_fit_ms_p50"] <= 50)})
-    out.append({"target": f"one query at {sp['n_keys']} keys, p50 ms", "spec": "<= 2 ms",
-                "measured": sp["query_ms_p50"], "met": bool(sp["query_ms_p50"] <= 2)})
+    out.append(target(f"partial_fit of one 3-key edit at {sp['n_keys']} keys, p50 ms",
+                      "<= 50 ms",
+                      sp["partial_fit_ms_p50"],
+                      bool(sp["partial_fit_ms_p50"] <= 50)))
+    out.append(target(f"one query at {sp['n_keys']} keys, p50 ms",
+                      "<= 2 ms",
+                      sp["query_ms_p50"],
+                      bool(sp["query_ms_p50"] <= 2)))
     fa = [r for r in speed_rows if r["method"].startswith("faiss")]
     if fa:
         ratio = sp["query_ms_p50"] / fa[0]["query_ms_p50"]
-        out.append({"target": "query time / (faiss IndexFlatL2 + sigma division)",
-                    "spec": "<= 5", "measured": ratio, "met": bool(ratio <= 5)})
+        out.append(target("query time / (faiss IndexFlatL2 + sigma division)",
+                          "<= 5",
+                          ratio,
+                          bool(ratio <= 5)))
     return out
 
 

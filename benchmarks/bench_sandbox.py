@@ -54,6 +54,7 @@ from _common import (
     RESULTS_DIR,
     benchmark_parser,
     markdown_table,
+    target,
     write_results,
 )
 
@@ -377,16 +378,22 @@ def _write(records, cache, cache_seconds, quick, args, venv_reason, load_start, 
     sb, cp = _summary(paired, "sandbox"), _summary(paired, "full_copy")
     sb_all = by[NAMES["sandbox"]]
     targets = [
-        {"target": "disk per task / full copy's", "spec": "<= 0.05",
-         "measured": sb["disk_mb_per_task"] / cp["disk_mb_per_task"],
-         "met": sb["disk_mb_per_task"] <= 0.05 * cp["disk_mb_per_task"]},
-        {"target": "preparation seconds / full copy's", "spec": "<= 0.25",
-         "measured": sb["prep_seconds"] / cp["prep_seconds"],
-         "met": sb["prep_seconds"] <= 0.25 * cp["prep_seconds"]},
-        {"target": f"results equal to the unisolated run ({n} tasks)", "spec": f"{n} of {n}",
-         "measured": sb_all["results_equal"], "met": sb_all["results_equal"] == n},
-        {"target": "sandbox overhead per task (s, mean over tasks)", "spec": "<= 0.5",
-         "measured": sb_all["overhead_seconds"], "met": sb_all["overhead_seconds"] <= 0.5},
+        target("disk per task / full copy's",
+               "<= 0.05",
+               sb["disk_mb_per_task"] / cp["disk_mb_per_task"],
+               sb["disk_mb_per_task"] <= 0.05 * cp["disk_mb_per_task"]),
+        target("preparation seconds / full copy's",
+               "<= 0.25",
+               sb["prep_seconds"] / cp["prep_seconds"],
+               sb["prep_seconds"] <= 0.25 * cp["prep_seconds"]),
+        target(f"results equal to the unisolated run ({n} tasks)",
+               f"{n} of {n}",
+               sb_all["results_equal"],
+               sb_all["results_equal"] == n),
+        target("sandbox overhead per task (s, mean over tasks)",
+               "<= 0.5",
+               sb_all["overhead_seconds"],
+               sb_all["overhead_seconds"] <= 0.5),
     ]
     load_end = os.getloadavg()
     notes = [

@@ -47,6 +47,7 @@ from _common import (
     benchmark_parser,
     markdown_table,
     measure,
+    target,
     write_results,
 )
 
@@ -407,40 +408,47 @@ def _study_targets(rows):
             goal = pub[name][0] / 100 - 0.06
             closes = q >= goal
             for label, v in (("uniform", u), ("quantile", q)):
-                out.append({"target": f"SIM-ln: SkewD-IT accuracy, {label} knots",
-                            "spec": f">= {goal:g}", "measured": round(float(v), 4),
-                            "met": bool(v >= goal)})
+                out.append(target(f"SIM-ln: SkewD-IT accuracy, {label} knots",
+                                  f">= {goal:g}",
+                                  round(float(v), 4),
+                                  bool(v >= goal)))
         else:
             keeps &= q >= u - 0.01
-            out.append({"target": f"{name}: quantile-knot accuracy within 0.01 of uniform",
-                        "spec": f">= {u - 0.01:.4g}", "measured": round(float(q), 4),
-                        "met": bool(q >= u - 0.01)})
+            out.append(target(f"{name}: quantile-knot accuracy within 0.01 of uniform",
+                              f">= {u - 0.01:.4g}",
+                              round(float(q), 4),
+                              bool(q >= u - 0.01)))
     if closes is not None:
         # the default may only change on full sets: 0.01 is one pair in 100
         full = all("[" not in r["dataset"] for r in rows
                    if r["method"].startswith("SkewD-IT (") and ", " not in r["dataset"])
-        out.append({"target": "quantile knots close SIM-ln and lose nowhere, on every full "
-                    "set (then default)", "spec": "all of the above, all pairs",
-                    "measured": float(bool(closes and keeps and full)),
-                    "met": bool(closes and keeps and full)})
+        out.append(target("quantile knots close SIM-ln and lose nowhere, on every full "
+                          "set (then default)",
+                          "all of the above, all pairs",
+                          float(bool(closes and keeps and full)),
+                          bool(closes and keeps and full)))
     for r in rows:
         if (r["dataset"] == "null pairs: linear Gaussian or same marginal"
                 and r["method"] == "Vuong p (ll)"):
-            out.append({"target": "null pairs (linear Gaussian, same marginals): Vuong "
-                        "p-values uniform (KS p)", "spec": ">= 0.05",
-                        "measured": round(r["ks_uniform_pvalue"], 4),
-                        "met": bool(r["ks_uniform_pvalue"] >= 0.05)})
+            out.append(target("null pairs (linear Gaussian, same marginals): Vuong "
+                              "p-values uniform (KS p)",
+                              ">= 0.05",
+                              round(r["ks_uniform_pvalue"], 4),
+                              bool(r["ks_uniform_pvalue"] >= 0.05)))
         if r["dataset"] == "null pairs: all" and r["method"].startswith(
                 "wild-bootstrap p of a preference"):
-            out.append({"target": "null pairs: wild-bootstrap p of a preference uniform "
-                        "(KS p)", "spec": ">= 0.05",
-                        "measured": round(r["ks_uniform_pvalue"], 4),
-                        "met": bool(r["ks_uniform_pvalue"] >= 0.05)})
+            out.append(target("null pairs: wild-bootstrap p of a preference uniform "
+                              "(KS p)",
+                              ">= 0.05",
+                              round(r["ks_uniform_pvalue"], 4),
+                              bool(r["ks_uniform_pvalue"] >= 0.05)))
         if r["dataset"] == "null pairs: all" and r["method"].startswith(
                 "wild-bootstrap p of the decision"):
-            out.append({"target": "null pairs: share of decision p-values < 0.05 (valid "
-                        "test)", "spec": "<= 0.1", "measured": round(r["share_p_below_0.05"], 4),
-                        "met": bool(r["share_p_below_0.05"] <= 0.1)})
+            out.append(target("null pairs: share of decision p-values < 0.05 (valid "
+                              "test)",
+                              "<= 0.1",
+                              round(r["share_p_below_0.05"], 4),
+                              bool(r["share_p_below_0.05"] <= 0.1)))
     return out
 
 
@@ -676,19 +684,24 @@ def _knots_targets(rows, names):
         if name == "SIM-ln":
             closes = q["accuracy"] >= round(goal, 9)
             for knots, r in (("uniform", u), ("quantile", q)):
-                out.append({"target": f"{u['dataset']}: SkewD-IT accuracy, {knots} knots",
-                            "spec": f">= {goal:g}", "measured": round(r["accuracy"], 4),
-                            "met": bool(r["accuracy"] >= round(goal, 9))})
+                out.append(target(f"{u['dataset']}: SkewD-IT accuracy, {knots} knots",
+                                  f">= {goal:g}",
+                                  round(r["accuracy"], 4),
+                                  bool(r["accuracy"] >= round(goal, 9))))
         else:
             ok = q["accuracy"] >= u["accuracy"] - 0.01 - 1e-12
             keeps &= ok
-            out.append({"target": f"{u['dataset']}: quantile-knot accuracy within 0.01 of "
-                        "uniform", "spec": f">= {u['accuracy'] - 0.01:.4g}",
-                        "measured": round(q["accuracy"], 4), "met": bool(ok)})
+            out.append(target(f"{u['dataset']}: quantile-knot accuracy within 0.01 of "
+                              "uniform",
+                              f">= {u['accuracy'] - 0.01:.4g}",
+                              round(q["accuracy"], 4),
+                              bool(ok)))
     switch = bool(closes and keeps and full)
-    out.append({"target": "quantile knots close SIM-ln and lose no more than 0.01 on any set, "
-                "all pairs of every set (then the default)", "spec": "all of the above",
-                "measured": float(switch), "met": switch})
+    out.append(target("quantile knots close SIM-ln and lose no more than 0.01 on any set, "
+                      "all pairs of every set (then the default)",
+                      "all of the above",
+                      float(switch),
+                      switch))
     return out
 
 
@@ -1026,8 +1039,7 @@ def _targets(rows):
             return
         threshold = round(threshold, 9)  # 0.88 - 0.06 must not read 0.8200000000000001
         met = value >= threshold if op == ">=" else value <= threshold
-        out.append({"target": name, "spec": f"{op} {threshold:g}",
-                    "measured": round(float(value), 4), "met": bool(met)})
+        out.append(target(name, f"{op} {threshold:g}", round(float(value), 4), bool(met)))
 
     synth = ["SIM", "SIM-c", "SIM-ln", "AN", "LS", "MN-U"]
     accs = []
@@ -1053,10 +1065,10 @@ def _targets(rows):
             ls_skew.append(get(name, "SkewD-LL"))
             ls_gauss.append(get(name, "Gaussian-LL (LOCI-like)"))
     if len(ls_skew) == 5:
-        out.append({"target": "LSs sets: mean SkewD-LL accuracy > mean Gaussian-LL accuracy",
-                    "spec": f"> {np.mean(ls_gauss):.4g} (Gaussian-LL)",
-                    "measured": round(float(np.mean(ls_skew)), 4),
-                    "met": bool(np.mean(ls_skew) > np.mean(ls_gauss))})
+        out.append(target("LSs sets: mean SkewD-LL accuracy > mean Gaussian-LL accuracy",
+                          f"> {np.mean(ls_gauss):.4g} (Gaussian-LL)",
+                          round(float(np.mean(ls_skew)), 4),
+                          bool(np.mean(ls_skew) > np.mean(ls_gauss))))
     for r in rows:
         if r["method"] == "SkewD-IT default, 1 core":
             add("median s per 1000-sample pair, default, one core <= 1",
