@@ -430,7 +430,7 @@ def bench_basic_motions(args, params, seeds, log, rows, ablations_only=False,
                 secs = time.perf_counter() - start
                 rows.append({"dataset": dataset, "method": "Hampel filter (median replace)",
                              "seed": seed, "mae_sd": _mae_sd(out, X_full, mask, sd),
-                             "accuracy_1nn": _one_nn(out.reshape(n, T, F), split, target),
+                             "accuracy_1nn": _one_nn(out.reshape(n, T, F), split, labels),
                              "impulse_f1": _f1(flags, mask), "fit_seconds": secs})
                 log(f"{dataset} seed {seed} Hampel: F1 {rows[-1]['impulse_f1']:.3f}")
                 Xh = np.where(flags, np.nan, Xc)  # detect with Hampel, then impute
@@ -441,7 +441,7 @@ def bench_basic_motions(args, params, seeds, log, rows, ablations_only=False,
                 label = f"Hampel + {method}" if impulse else method
                 rows.append({"dataset": dataset, "method": label, "seed": seed,
                              "mae_sd": _mae_sd(out, X_full, mask, sd),
-                             "accuracy_1nn": _one_nn(out.reshape(n, T, F), split, target),
+                             "accuracy_1nn": _one_nn(out.reshape(n, T, F), split, labels),
                              "fit_seconds": secs})
                 log(f"{dataset} seed {seed} {label}: {rows[-1]['mae_sd']:.3f} ({secs:.0f} s)")
             yield
