@@ -23,6 +23,7 @@ Not part of the installed package: the scripts import it as a sibling module
 """
 
 import argparse
+import functools
 import importlib.util
 import json
 import os
@@ -219,7 +220,7 @@ def run_arms(arms, datasets, *, memory="traced", seconds="fit_seconds", log=prin
         for arm in arms:
             base = {"dataset": dataset, "method": arm.name, "anchor": arm.anchor}
             try:
-                m = measure(arm.run, data, memory=memory, **arm.kwargs)
+                m = measure(functools.partial(arm.run, **arm.kwargs), data, memory=memory)
             except Exception as exc:  # noqa: BLE001 - an anchor's failure is a result
                 if not arm.anchor:
                     raise
