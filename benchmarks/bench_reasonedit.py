@@ -48,8 +48,11 @@ from sklearn_icml26.memory import SentenceEmbedder
 from sklearn_icml26.metrics import hubness_measures
 
 from _common import (
+    Arm,
     benchmark_parser,
     markdown_table,
+    measure,
+    run_arms,
     target,
     write_results,
 )
@@ -156,7 +159,9 @@ def _knn_values(neighbours, values):
     return [list(dict.fromkeys(values[j] for j in row)) for row in neighbours]
 
 
-def _eval_anchor(name, task, emb, Z_keys, query_vecs):
+def _eval_anchor(data, name):
+    """An anchor arm: exact nearest neighbours of the question keys, no rejection."""
+    task, Z_keys, query_vecs = data["task"], data["Z_keys"], data["query_vecs"]
     values = task["values"]
     start = time.perf_counter()
     if name == "sklearn.NearestNeighbors":
@@ -183,13 +188,14 @@ def _eval_anchor(name, task, emb, Z_keys, query_vecs):
     return row
 
 
-def _eval_codebook(params, task, emb, seed, curves=False):
+def _eval_codebook(data, params, emb, seed, curves=False, books=None, name=None):
+    """Our arm: one codebook configuration (kept in ``books[name]`` for the hubness columns)."""
+    task = data["task"]
     book = HubnessBalancedCodebook(embedder=emb, random_state=seed, **params)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        start = time.perf_counter()
-        book.fit(task["keys"], values=task["values"], edit_ids=task["edit_ids"])
-        fit_s = time.perf_counter() - start
+        fit_s = measure(book.fit, task["keys"], values=task["values"],
+                        edit_ids=task["edit_ids"], memory=None).seconds
     rel = book.retrieve([q for q, _ in task["reliability"]])
     gen = book.retrieve([q for q, _ in task["generality"]]) if task["generality"] else []
     rej_hard = book.predict(task["hard"]) == -1 if task["hard"] else np.zeros(0, bool)
@@ -231,7 +237,9 @@ def _eval_codebook(params, task, emb, seed, curves=False):
         row["partial_fit_equals_fit"] = bool(
             np.array_equal(inc.keys_, book.keys_) and inc.values_ == book.values_
             and inc.reject_threshold_ == book.reject_threshold_)
-    return row, book
+    if books is not None:
+        books[name] = book
+    return row
 
 
 def _hubness(book, plain, task):
@@ -271,19 +279,28 @@ def bench_locomo(data, conversations, seeds, emb, configs, split_sentences, log,
                     "n_edits": task["n_edits"], "n_rows": len(task["keys"]),
                     "n_generality": len(task["generality"]), "n_hard": len(task["hard"]),
                     "n_locality": len(task["locality"])}
-            for name in anchors:
-                row = _eval_anchor(name, task, emb, Z_keys, query_vecs)
-                rows.append(_summary_scores({**base, "method": name, **row}))
             books = {}
-            for cname, params in configs.items():
-                row, book = _eval_codebook(params, task, emb, seed,
-                                           curves=(cname == "default" and seed == seeds[0]))
-                books[cname] = book
-                method = f"{METHOD} ({cname})"
-                rows.append(_summary_scores({**base, "method": method, **row}))
-                log(f"{dataset} {method}: R={row['reliability']:.3f} "
-                    f"G={row['generality']:.3f} L={row['locality']:.3f} "
-                    f"hard={row['hard_locality']:.3f}")
+            arms = [Arm(name, _eval_anchor, anchor=True, extra=base, kwargs={"name": name})
+                    for name in anchors]
+            arms += [Arm(f"{METHOD} ({cname})", _eval_codebook, extra=base, kwargs={
+                "params": params, "emb": emb, "seed": seed, "books": books, "name": cname,
+                "curves": cname == "default" and seed == seeds[0]})
+                for cname, params in configs.items()]
+
+            def on_row(row, dataset=dataset):
+                if "error" in row:
+                    return
+                _summary_scores(row)
+                if not row["anchor"]:
+                    log(f"{dataset} {row['method']}: R={row['reliability']:.3f} "
+                        f"G={row['generality']:.3f} L={row['locality']:.3f} "
+                        f"hard={row['hard_locality']:.3f}")
+
+            # each arm times its own fit and queries (fit_seconds, query_ms_*); eval_seconds
+            # is the whole evaluation of the arm
+            rows += run_arms(arms, {dataset: {"task": task, "Z_keys": Z_keys,
+                                              "query_vecs": query_vecs}},
+                             memory=None, seconds="eval_seconds", log=None, on_row=on_row)
             plain = books.get("scaling=None, gate on") or books.get("scaling=None, gate off")
             for cname in configs:
                 if configs[cname].get("scaling", "reasonedit") is None:
