@@ -51,6 +51,7 @@ from sklearn_icml26.utils._parallel import Parallel, delayed
 from _common import (
     benchmark_parser,
     markdown_table,
+    measure,
     target,
     write_results,
 )
@@ -95,7 +96,13 @@ def methods():
 
 
 def run_one(dataset, method, cls, params, seed, cfg):
-    """Fit one critic; the per-run record."""
+    """Fit one critic; the per-run record.
+
+    Not an :class:`Arm` of ``run_arms``: the (regime, method, seed) runs go to parallel
+    workers in a chosen order and resume from earlier result files, and ``summarise`` pools
+    the seeds of a method into one row; each fit is timed by ``measure`` (wall) beside its
+    process CPU time.
+    """
     torch.set_num_threads(1)
     data = make_offline_rl_dataset(n_transitions=cfg["n_transitions"],
                                    behaviour=cfg.get("behaviour", "narrow"), epsilon=0.1,
@@ -104,12 +111,13 @@ def run_one(dataset, method, cls, params, seed, cfg):
               polyak_tau=0.005, lr=cfg["lr"], batch_size=256, max_iter=cfg["n_steps"],
               diagnose_every=cfg["diagnose_every"], diagnose_points=cfg["diagnose_points"],
               divergence_threshold=100.0, random_state=seed, **params)
-    start, cpu = time.perf_counter(), time.process_time()
+    cpu = time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        est.fit(data.states, data.rewards, actions=data.actions,
-                next_states=data.next_states, terminals=data.terminals)
-    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+        seconds = measure(est.fit, data.states, data.rewards, actions=data.actions,
+                          next_states=data.next_states, terminals=data.terminals,
+                          memory=None).seconds
+    cpu = time.process_time() - cpu
     ret = evaluate_offline_rl_policy(est, n_episodes=100, horizon=50, gamma=GAMMA,
                                      random_state=1000)
     steps = est.diagnose_steps_
