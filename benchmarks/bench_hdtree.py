@@ -75,6 +75,12 @@ COLUMNS = ["dataset", "method", "seed", "n_clusters", "DP", "DP_full", "DP_proge
            "DP / Ward DP"]
 
 
+# Protocol note: the rows are measured by ``measure`` (traced memory) but not run as
+# ``run_arms`` arms: one HDTreeLineage fit per seed (cached with ``--cache`` and reused) gives
+# several rows, one per cut rule, the cut bound and the embedding's Ward tree, and the anchors'
+# rows (Ward, DPT, scanpy) feed the ``DP / Ward DP`` ratios of every row of their data set.
+
+
 def _ward(X, k):
     return AgglomerativeClustering(linkage="ward", n_clusters=k, compute_full_tree=True).fit(X)
 
