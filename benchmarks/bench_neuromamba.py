@@ -53,8 +53,11 @@ from sklearn_icml26.datasets import (
 from sklearn_icml26.imputation import NeuroMambaImputer
 
 from _common import (
+    Arm,
     benchmark_parser,
     markdown_table,
+    measure,
+    run_arms,
     target,
     write_results,
 )
@@ -131,6 +134,16 @@ def _anchors(seasonal, quick):
     if seasonal:
         anchors["UnobservedComponents(llevel+seasonal24)"] = lambda X, s: _kalman(X, s, True)
     return anchors
+
+
+def _fill(X, fn, series):
+    """An anchor arm: ``fn``'s filled matrix (scored by the caller, outside the timing)."""
+    return {"out": fn(X, series)}
+
+
+def _anchor_arms(anchors, series, seed, prefix=""):
+    return [Arm(prefix + name, _fill, anchor=True, extra={"seed": seed},
+                kwargs={"fn": fn, "series": series}) for name, fn in anchors.items()]
 
 
 def _scaled(imputer, X):
@@ -245,13 +258,20 @@ def _pypots(python, name, X, steps, seed, epochs):
 
 def _ours(params, X, groups, series_id=None, rectify=False, base_only=False):
     """Fill X with ours; also the fill of the same fitted model without the network's
-    correction (the base alone) when ``base_only``."""
-    start = time.perf_counter()
-    imp = NeuroMambaImputer(feature_groups=groups, rectify_observed=rectify, **params)
-    imp.fit(X, series_id=series_id)
-    out = imp.transform(X, series_id=series_id)
-    flags = imp.predict_corruption(X, series_id=series_id) if rectify else None
-    secs = time.perf_counter() - start
+    correction (the base alone) when ``base_only``.
+
+    Measured here rather than as a ``run_arms`` arm: one fit gives two rows (the model and
+    its base alone), and the ablations share the scenario's loop.
+    """
+    def fill():
+        imp = NeuroMambaImputer(feature_groups=groups, rectify_observed=rectify, **params)
+        imp.fit(X, series_id=series_id)
+        out = imp.transform(X, series_id=series_id)
+        flags = imp.predict_corruption(X, series_id=series_id) if rectify else None
+        return imp, out, flags
+
+    m = measure(fill, memory=None)
+    (imp, out, flags), secs = m.result, m.seconds
     base = None
     if base_only:
         imp.net_.module_.use_correction = False
@@ -325,14 +345,16 @@ def bench_air_quality(args, params, seeds, log, rows, ablations_only=False, pypo
             if reused:
                 rows.extend(reused)
                 log(f"{dataset} seed {seed}: {len(reused)} anchor rows reused")
-            for method, fn in ({} if ablations_only or reused else anchors).items():
-                start = time.perf_counter()
-                out = fn(Xc, series)
-                secs = time.perf_counter() - start
-                rows.append({"dataset": dataset, "method": method, "seed": seed,
-                             "mae_sd": _mae_sd(out, X_full, mask, sd), "fit_seconds": secs,
-                             "n_hidden": int(mask.sum())})
-                log(f"{dataset} seed {seed} {method}: {rows[-1]['mae_sd']:.3f} ({secs:.0f} s)")
+            arms = _anchor_arms({} if ablations_only or reused else anchors, series, seed)
+
+            def on_row(row, mask=mask, seed=seed):
+                if "out" in row:
+                    row.update(mae_sd=_mae_sd(row.pop("out"), X_full, mask, sd),
+                               n_hidden=int(mask.sum()))
+                    log(f"{row['dataset']} seed {seed} {row['method']}: {row['mae_sd']:.3f} "
+                        f"({row['fit_seconds']:.0f} s)")
+
+            rows += run_arms(arms, {dataset: Xc}, memory=None, log=None, on_row=on_row)
             yield
 
 
@@ -424,26 +446,27 @@ def bench_basic_motions(args, params, seeds, log, rows, ablations_only=False,
                 log(f"{dataset} seed {seed}: {len(reused)} anchor rows reused")
                 yield
                 continue
-            if impulse:
-                start = time.perf_counter()
-                flags, out = _hampel(Xc, series)
-                secs = time.perf_counter() - start
+            if impulse:  # the detector's flags feed the anchors' input: measured on its own
+                m = measure(_hampel, Xc, series, memory=None)
+                (flags, out), secs = m.result, m.seconds
                 rows.append({"dataset": dataset, "method": "Hampel filter (median replace)",
                              "seed": seed, "mae_sd": _mae_sd(out, X_full, mask, sd),
                              "accuracy_1nn": _one_nn(out.reshape(n, T, F), split, labels),
                              "impulse_f1": _f1(flags, mask), "fit_seconds": secs})
                 log(f"{dataset} seed {seed} Hampel: F1 {rows[-1]['impulse_f1']:.3f}")
                 Xh = np.where(flags, np.nan, Xc)  # detect with Hampel, then impute
-            for method, fn in anchors.items():
-                start = time.perf_counter()
-                out = fn(Xh if impulse else Xc, series)
-                secs = time.perf_counter() - start
-                label = f"Hampel + {method}" if impulse else method
-                rows.append({"dataset": dataset, "method": label, "seed": seed,
-                             "mae_sd": _mae_sd(out, X_full, mask, sd),
-                             "accuracy_1nn": _one_nn(out.reshape(n, T, F), split, labels),
-                             "fit_seconds": secs})
-                log(f"{dataset} seed {seed} {label}: {rows[-1]['mae_sd']:.3f} ({secs:.0f} s)")
+            arms = _anchor_arms(anchors, series, seed, prefix="Hampel + " if impulse else "")
+
+            def on_row(row, mask=mask, seed=seed):
+                if "out" in row:
+                    out = row.pop("out")
+                    row.update(mae_sd=_mae_sd(out, X_full, mask, sd),
+                               accuracy_1nn=_one_nn(out.reshape(n, T, F), split, labels))
+                    log(f"{row['dataset']} seed {seed} {row['method']}: {row['mae_sd']:.3f} "
+                        f"({row['fit_seconds']:.0f} s)")
+
+            rows += run_arms(arms, {dataset: Xh if impulse else Xc}, memory=None, log=None,
+                             on_row=on_row)
             yield
 
 
