@@ -173,6 +173,12 @@ sys.exit(128 - code if code < 0 else code)
 BASE_PYTHON = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
 
 
+# Protocol note: the four isolation modes are not ``run_arms`` arms measured by ``measure``:
+# each task runs in a child process, whose wall time and peak RSS (``wait4``, reported as
+# ``peak_rss_mb``) are what a mode costs, split into preparation and task; ``measure`` times
+# and measures this process. The modes of one task run back to back so they see one load.
+
+
 def run_host(argv, cwd, env, timeout=600):
     """Run unisolated; wall seconds, exit code, stdout, stderr and the task's peak RSS (MiB)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
