@@ -202,12 +202,8 @@ def _doubleml_irm(X0, y, w, regimes, learner, seed):
 
 def _timed(trace, func, *args, **kwargs):
     """``(result, seconds, peak MiB or None)``: tracemalloc (slow) only when ``trace``."""
-    if trace:
-        m = measure(func, *args, **kwargs)
-        return m.result, m.seconds, m.peak_mb
-    start = time.perf_counter()
-    result = func(*args, **kwargs)
-    return result, time.perf_counter() - start, None
+    m = measure(func, *args, memory="traced" if trace else None, **kwargs)
+    return m.result, m.seconds, m.peak_mb
 
 
 def _replication_before(deadline, expected, *args, **kwargs):
@@ -219,9 +215,8 @@ def _replication_before(deadline, expected, *args, **kwargs):
     """
     if deadline is not None and time.time() + expected > deadline:
         return None
-    start = time.perf_counter()
-    out = _replication(*args, **kwargs)
-    return out, time.perf_counter() - start, args[1] == 0 and kwargs.get("trace_memory", True)
+    m = measure(_replication, *args, memory=None, **kwargs)
+    return m.result, m.seconds, args[1] == 0 and kwargs.get("trace_memory", True)
 
 
 def _replication(setting, rep, n, T, d, n_mc, use_doubleml, variants, n_truth_worker=1000,
@@ -230,6 +225,10 @@ def _replication(setting, rep, n, T, d, n_mc, use_doubleml, variants, n_truth_wo
 
     Peak memory is traced (tracemalloc, which slows Python-heavy code) in replication 0 only
     (and only with ``trace_memory``); seconds are wall-clock fit times of every replication.
+
+    Not ``run_arms``: a replication's methods share one simulated data set and one fit (the
+    g-formula plug-in and the baselines are read off our fitted estimator), replications run
+    in parallel workers and the settings' rows pool them; each fit goes through ``measure``.
     """
     trace = rep == 0 and trace_memory
     cfg = SETTINGS[setting]
@@ -472,9 +471,8 @@ def _speed(repeats=3):
         warnings.simplefilter("ignore", UserWarning)
         LongitudinalRegressionAdjuster(10, random_state=0).fit(X, y, treatment=w)  # imports
         for seed in range(repeats):
-            start = time.perf_counter()
-            LongitudinalRegressionAdjuster(10, random_state=seed).fit(X, y, treatment=w)
-            times.append(time.perf_counter() - start)
+            times.append(measure(LongitudinalRegressionAdjuster(10, random_state=seed).fit,
+                                 X, y, treatment=w, memory=None).seconds)
     return {"target": "speed: fit with defaults (n=1000, T=7, d=10) <= 10 s on one core",
             "value": float(np.median(times)), "met": bool(np.median(times) <= 10),
             "dataset": "speed", "load_average": list(os.getloadavg()),
