@@ -162,6 +162,18 @@ def _anchor_score(method, P, seed):  # pragma: no cover - optional benchmark-onl
     raise ValueError(method)
 
 
+def _anchor_pair(method, Q):
+    """An anchor's score of one pair, or the exception of a failed fit (ImportError raises)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return _anchor_score(method, Q, seed=0)
+    except ImportError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the caller records a pair without decision
+        return exc
+
+
 def _method_row(base, direction, score, weight, seconds, decision_only=False, **extra):
     score = np.asarray(score, dtype=float)
     undecided = ~np.isfinite(score) | (score == 0)
@@ -240,17 +252,12 @@ def _study_set(name, data, k, args, deadline, log, anchors=None):
                 if slow and time.perf_counter() > deadline:
                     break
                 Q = _subsample(P, args.slow_rows, i) if slow else P
-                t0 = time.perf_counter()
-                try:
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        scores.append(_anchor_score(method, Q, seed=0))
-                except ImportError:
-                    raise
-                except Exception as exc:  # a failed fit is a pair without decision
-                    log(f"{name} pair {i}: {method} failed: {type(exc).__name__}: {exc}")
-                    scores.append(np.nan)
-                seconds.append(time.perf_counter() - t0)
+                t = measure(_anchor_pair, method, Q, memory=None)
+                if isinstance(t.result, Exception):  # a failed fit is a pair without decision
+                    log(f"{name} pair {i}: {method} failed: {type(t.result).__name__}: "
+                        f"{t.result}")
+                scores.append(np.nan if isinstance(t.result, Exception) else t.result)
+                seconds.append(t.seconds)
         except ImportError as exc:
             log(f"{method} not installed ({exc}): no row")
             continue
@@ -346,17 +353,18 @@ def _calibration(args, log):
     except ImportError:
         log("causal-learn not installed: no KCI p-values")
     res = {"it": [], "it-preference": [], "ll": [], "kci": [], "family": []}
-    t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for family, X in pairs:
-            d = clone(est).fit(X)
-            res["it"].append(d.pvalues_.get("it", np.nan))
-            res["it-preference"].append(d.pvalues_.get("it-preference", np.nan))
-            res["ll"].append(d.pvalues_["ll"])
-            res["kci"] += list(d.independence_pvalues_.values())
-            res["family"].append(family)
-    seconds = (time.perf_counter() - t0) / len(pairs)
+    def fit_all():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for family, X in pairs:
+                d = clone(est).fit(X)
+                res["it"].append(d.pvalues_.get("it", np.nan))
+                res["it-preference"].append(d.pvalues_.get("it-preference", np.nan))
+                res["ll"].append(d.pvalues_["ll"])
+                res["kci"] += list(d.independence_pvalues_.values())
+                res["family"].append(family)
+
+    seconds = measure(fit_all, memory=None).seconds / len(pairs)
     rows = []
     fam = np.array(res["family"])
     families = ["linear Gaussian", "independent, same marginal",
@@ -965,9 +973,8 @@ def _quality(direction, score, weight):
 def _timed(pairs, estimator, n_jobs, n_mem=2):
     """Scores and timing of a set: wall time and per-pair seconds from an untraced run (tracing
     allocations slows numpy down), peak memory from a traced run on the ``n_mem`` largest pairs."""
-    start = time.perf_counter()
-    res = score_pairs(pairs, estimator=estimator, n_jobs=n_jobs)
-    seconds = time.perf_counter() - start
+    m = measure(score_pairs, pairs, estimator=estimator, n_jobs=n_jobs, memory=None)
+    res, seconds = m.result, m.seconds
     mem = None
     if n_mem:
         largest = sorted(pairs, key=len)[-n_mem:]
@@ -978,6 +985,12 @@ def _timed(pairs, estimator, n_jobs, n_mem=2):
 
 
 def _run_set(name, data, k, n_jobs, live_anchors, quick):
+    """Rows of one set: SkewD's scores, the Gaussian (LOCI-like) control and the anchors.
+
+    Not ``run_arms`` arms: one ``score_pairs`` call gives the rows of several scores (IT, LL,
+    LL-KDE) timed once, most anchors are published per-pair scores or published numbers (no
+    run to measure), and SkewD's memory comes from a separate traced run (``_timed``).
+    """
     pairs = data.pairs[:k]
     direction, weight = data.direction[:k], data.weight[:k]
     n_samples = int(np.median([len(P) for P in pairs]))
