@@ -115,6 +115,12 @@ _WARM = []
 
 
 def _fit_one(job, steps, canvas, pattern_size, canvas_patch, small, lr, pattern_patch):
+    """One (arm, seed, fraction, method, shuffled) fit, measured by ``measure`` (RSS).
+
+    Not a ``run_arms`` arm: the fits go to parallel workers seed-major, are logged and resumed
+    one by one (``--resume``), and ``summarise`` pools the seeds of a setting into one row
+    with the paired deltas to the ViT.
+    """
     arm, seed, fraction, method, shuffle = job
     torch.set_num_threads(1)
     with threadpool_limits(1):
