@@ -59,9 +59,11 @@ from sklearn_icml26.approximation import (
 from sklearn_icml26.datasets import make_holder_regression
 
 from _common import (
+    Arm,
     benchmark_parser,
     markdown_table,
     measure,
+    run_arms,
     target,
     write_results,
 )
@@ -197,32 +199,39 @@ def bench_risk(functions, sizes, epochs, seeds, log, checkpoint=None):
         label = "B " + _label(kind, d0, alpha)
         for n in sizes:
             per = {}
+            arms = [Arm(METHOD, _risk_arm, kwargs={"make": lambda s, n=n, alpha=alpha:
+                                                   HolderTransformerRegressor(
+                                                       alpha=alpha, n_blocks="auto",
+                                                       max_epochs=epochs, random_state=s)}),
+                    Arm("sklearn.KNeighborsRegressor", _risk_arm, anchor=True,
+                        kwargs={"make": lambda s, n=n, d0=d0, alpha=alpha: KNeighborsRegressor(
+                            n_neighbors=min(_knn_k(n, d0, alpha), n))}),
+                    Arm("sklearn.MLPRegressor", _risk_arm, anchor=True,
+                        kwargs={"make": lambda s: MLPRegressor(
+                            hidden_layer_sizes=(64, 64), early_stopping=True, random_state=s)}),
+                    Arm("sklearn.HistGradientBoostingRegressor", _risk_arm, anchor=True,
+                        kwargs={"make": lambda s: HistGradientBoostingRegressor(
+                            random_state=s)})]
             for s in seeds:
                 X, y, f = make_holder_regression(n, d0, alpha, kind=kind, noise=NOISE,
                                                  random_state=1000 + s, return_function=True)
                 rng = np.random.default_rng(2000 + s)
                 Xte = rng.uniform(size=(N_TEST, d0))
-                fte = f(Xte)
-                models = {
-                    METHOD: HolderTransformerRegressor(alpha=alpha, n_blocks="auto",
-                                                       max_epochs=epochs, random_state=s),
-                    "sklearn.KNeighborsRegressor": KNeighborsRegressor(
-                        n_neighbors=min(_knn_k(n, d0, alpha), n)),
-                    "sklearn.MLPRegressor": MLPRegressor(
-                        hidden_layer_sizes=(64, 64), early_stopping=True, random_state=s),
-                    "sklearn.HistGradientBoostingRegressor": HistGradientBoostingRegressor(
-                        random_state=s),
-                }
-                for method, model in models.items():
-                    sec, mem = _fit_timed(model, X, y)
-                    risk = float(np.mean((model.predict(Xte) - fte) ** 2))
-                    extra = {"n_blocks": model.n_blocks_} if method == METHOD else {}
-                    if method == "sklearn.KNeighborsRegressor":
-                        extra = {"k": model.n_neighbors}
-                    per.setdefault(method, []).append((risk, sec, mem, extra,
-                                                       os.getloadavg()[0]))
-                    log(f"{label} n={n} {method} seed={s}: risk={risk:.5f} ({sec:.1f} s, "
-                        f"load {per[method][-1][4]:.1f})")
+                data = {"seed": s, "X": X, "y": y, "Xte": Xte, "fte": f(Xte)}
+
+                def on_row(row, s=s, per=per, tag=f"{label} n={n}"):
+                    if "error" in row:
+                        raise RuntimeError(f"{row['method']} failed: {row['error']}")
+                    per.setdefault(row["method"], []).append(
+                        (row["excess_risk"], row["fit_seconds"], row["peak_traced_mb"],
+                         row["extra"], os.getloadavg()[0]))
+                    log(f"{tag} {row['method']} seed={s}: risk="
+                        f"{row['excess_risk']:.5f} ({row['fit_seconds']:.1f} s, "
+                        f"load {per[row['method']][-1][4]:.1f})")
+
+                # the arm times its own fit (_fit_timed); arm_seconds adds the prediction
+                run_arms(arms, {f"{label} n={n} seed={s}": data}, memory=None,
+                         seconds="arm_seconds", log=None, on_row=on_row)
             for method, vals in per.items():
                 risks = [v[0] for v in vals]
                 rows.append({"dataset": f"{label} n={n}", "method": method, "n": n,
@@ -235,6 +244,19 @@ def bench_risk(functions, sizes, epochs, seeds, log, checkpoint=None):
             if checkpoint is not None:
                 checkpoint(rows)
     return rows
+
+
+def _risk_arm(data, make):
+    """One model of part B on one seed's sample: excess risk, fit seconds, traced peak."""
+    model = make(data["seed"])
+    sec, mem = _fit_timed(model, data["X"], data["y"])
+    extra = {}
+    if isinstance(model, HolderTransformerRegressor):
+        extra = {"n_blocks": model.n_blocks_}
+    elif isinstance(model, KNeighborsRegressor):
+        extra = {"k": model.n_neighbors}
+    return {"excess_risk": float(np.mean((model.predict(data["Xte"]) - data["fte"]) ** 2)),
+            "fit_seconds": sec, "peak_traced_mb": mem, "extra": extra}
 
 
 def risk_summary(rows, functions):
