@@ -103,9 +103,9 @@ def _fit_timed(model, X, y):
     untraced and its peak memory comes from a traced one-epoch fit of the same configuration
     (the data, the module and one epoch's buffers: the peak of the full fit).
 
-    The parts call this per seed rather than through ``run_arms``: each (setting, method) row
-    pools its seeds (mean, per-seed lists), and the two-measurement memory protocol above is
-    not one ``measure`` of the arm's call.
+    The arms of both parts call this inside their ``run`` (``run_arms`` times the whole arm,
+    prediction included, as ``arm_seconds``): the two-measurement memory protocol above is not
+    one ``measure`` of the arm's call. Each (setting, method) row pools its seeds.
     """
     if isinstance(model, HolderTransformerRegressor):
         mem = measure(clone(model).set_params(max_epochs=1).fit, X, y).peak_mb
@@ -133,14 +133,22 @@ def bench_depth(functions, depths, n_train, epochs, seeds, log, checkpoint=None)
             }
             for method, make in makers.items():
                 per_seed = []
-                for s in seeds:
-                    model = make(s)
-                    sec, mem = _fit_timed(model, Xtr, ytr)
-                    rmse = float(np.sqrt(np.mean((model.predict(Xte) - yte) ** 2)))
-                    sup = float(np.max(np.abs(model.predict(grid) - fgrid)))
-                    per_seed.append((rmse, sup, sec, mem, os.getloadavg()[0]))
-                    log(f"{label} L={L} {method} seed={s}: rmse={rmse:.4f} sup={sup:.4f} "
-                        f"({sec:.1f} s, load {per_seed[-1][4]:.1f})")
+
+                def on_row(row, per_seed=per_seed, tag=f"{label} L={L} {method}"):
+                    if "error" in row:
+                        raise RuntimeError(f"{row['method']} failed: {row['error']}")
+                    per_seed.append((row["rmse"], row["sup_error"], row["fit_seconds"],
+                                     row["peak_traced_mb"], os.getloadavg()[0]))
+                    log(f"{tag} seed={row['seed']}: rmse={row['rmse']:.4f} "
+                        f"sup={row['sup_error']:.4f} ({row['fit_seconds']:.1f} s, "
+                        f"load {per_seed[-1][4]:.1f})")
+
+                # one arm over the seeds (its "data sets"); the arm times its own fit
+                run_arms([Arm(method, _depth_arm, anchor=method != METHOD,
+                              kwargs={"make": make})],
+                         {f"seed {s}": {"seed": s, "X": Xtr, "y": ytr, "Xte": Xte, "yte": yte,
+                                        "grid": grid, "fgrid": fgrid} for s in seeds},
+                         memory=None, seconds="arm_seconds", log=None, on_row=on_row)
                 arr = np.array(per_seed)
                 rows.append({"dataset": f"{label} L={L}", "method": method, "L": L,
                              "rmse": float(arr[:, 0].mean()), "sup_error": float(arr[:, 1].mean()),
@@ -154,6 +162,16 @@ def bench_depth(functions, depths, n_train, epochs, seeds, log, checkpoint=None)
                 if checkpoint is not None:
                     checkpoint(rows)
     return rows
+
+
+def _depth_arm(data, make):
+    """One model of part A on one seed: test RMSE, sup error on the grid, fit seconds, peak."""
+    model = make(data["seed"])
+    sec, mem = _fit_timed(model, data["X"], data["y"])
+    return {"seed": data["seed"],
+            "rmse": float(np.sqrt(np.mean((model.predict(data["Xte"]) - data["yte"]) ** 2))),
+            "sup_error": float(np.max(np.abs(model.predict(data["grid"]) - data["fgrid"]))),
+            "fit_seconds": sec, "peak_traced_mb": mem}
 
 
 def depth_summary(rows, functions, depths):
