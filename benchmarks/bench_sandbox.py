@@ -54,6 +54,7 @@ from _common import (
     RESULTS_DIR,
     benchmark_parser,
     markdown_table,
+    measure,
     target,
     write_results,
 )
@@ -246,12 +247,11 @@ def main():
 
     try:
         snapshot_src = build_snapshot(work, quick)
-        t0 = time.perf_counter()
         dists = ["threadpoolctl"] if quick else ENV_DISTS
         packages = [] if quick else [REPO / "sklearn_icml26"]
-        cache = EnvironmentCache.from_venv(dists, packages=packages, snapshot=snapshot_src,
-                                           root=work / "caches")
-        cache_seconds = time.perf_counter() - t0
+        m = measure(EnvironmentCache.from_venv, dists, packages=packages, snapshot=snapshot_src,
+                    root=work / "caches", memory=None)
+        cache, cache_seconds = m.result, m.seconds
         log(f"cache {cache.key[:12]}: {cache.size_bytes / 2**20:.0f} MiB, "
             f"{len(cache.manifest['distributions'])} distributions, built in "
             f"{cache_seconds:.1f} s")
