@@ -73,19 +73,6 @@ class _TrackedAdamO(AdamO):
         return loss
 
 
-class _PenalisedCritic(OfflineQRegressor):
-    """Adam on the TD loss plus lambda sum_W R(W) (the coupled penalty AdamO decouples)."""
-
-    def _extra_loss(self, module):
-        total = 0.0
-        for p in module.parameters():
-            if p.ndim == 2 and min(p.shape) >= 2:
-                gram = p @ p.T if p.shape[0] < p.shape[1] else p.T @ p
-                eye = torch.eye(gram.shape[0], dtype=p.dtype, device=p.device)
-                total = total + 0.25 * ((gram - eye) ** 2).sum()
-        return PENALTY * total
-
-
 def methods():
     """name -> (estimator class, extra parameters)."""
     adamo = lambda k, t: {"optimizer": _TrackedAdamO,  # noqa: E731
@@ -98,7 +85,8 @@ def methods():
         "AdamO k=0.5 tau=100": (OfflineQRegressor, adamo(0.5, 100.0)),
         "AdamW wd=1e-2": (OfflineQRegressor, {"optimizer": "adamw",
                                               "optimizer_params": {"weight_decay": 1e-2}}),
-        f"Adam + penalty lambda={PENALTY:g}": (_PenalisedCritic, {"optimizer": "adam"}),
+        f"Adam + penalty lambda={PENALTY:g}": (OfflineQRegressor, {
+            "optimizer": "adam", "orthogonality_penalty": PENALTY}),
         "LayerNorm + Adam": (OfflineQRegressor, {"optimizer": "adam", "layer_norm": True}),
         "LayerNorm + AdamO k=1 tau=1": (OfflineQRegressor, {**adamo(1.0, 1.0),
                                                             "layer_norm": True}),
@@ -112,7 +100,7 @@ def run_one(dataset, method, cls, params, seed, cfg):
                                    behaviour=cfg.get("behaviour", "narrow"), epsilon=0.1,
                                    gamma=GAMMA, random_state=cfg.get("data_seed", 0))
     est = cls(gamma=GAMMA, hidden_layer_sizes=cfg["hidden"], target_update=cfg["target"],
-              polyak_tau=0.005, lr=cfg["lr"], batch_size=256, n_steps=cfg["n_steps"],
+              polyak_tau=0.005, lr=cfg["lr"], batch_size=256, max_iter=cfg["n_steps"],
               diagnose_every=cfg["diagnose_every"], diagnose_points=cfg["diagnose_points"],
               divergence_threshold=100.0, random_state=seed, **params)
     start, cpu = time.perf_counter(), time.process_time()
@@ -130,7 +118,7 @@ def run_one(dataset, method, cls, params, seed, cfg):
                             | (est.max_real_eig_history_[before] > 0)))
     opt = est.optimizer_
     scale = (opt.scale_sum / opt.scale_n) if getattr(opt, "scale_n", 0) else None
-    tail = est.td_loss_history_[-50:]
+    tail = np.asarray(est.loss_curve_)[-50:]
     return {"dataset": dataset, "method": method, "seed": seed,
             "diverged": bool(est.diverged_), "divergence_step": est.divergence_step_,
             "n_steps_run": int(est.n_iter_),
@@ -196,13 +184,13 @@ def timing(hidden, rounds=5, steps=100, n_transitions=10_000):
     fit = dict(actions=data.actions, next_states=data.next_states)
     # warm-up: torch's first fit in a process pays one-time costs that are not the optimizer's
     for params in TIMING_OPTIMIZERS.values():
-        OfflineQRegressor(hidden_layer_sizes=hidden, n_steps=20, diagnose_every=0,
+        OfflineQRegressor(hidden_layer_sizes=hidden, max_iter=20, diagnose_every=0,
                           random_state=0, **params).fit(data.states, data.rewards, **fit)
     per = {name: [] for name in TIMING_OPTIMIZERS}
     for _ in range(rounds):
         for name, params in TIMING_OPTIMIZERS.items():
             est = OfflineQRegressor(hidden_layer_sizes=hidden, target_update="polyak",
-                                    n_steps=steps, diagnose_every=0, random_state=0, **params)
+                                    max_iter=steps, diagnose_every=0, random_state=0, **params)
             start = time.process_time()
             est.fit(data.states, data.rewards, **fit)
             per[name].append((time.process_time() - start) / steps)

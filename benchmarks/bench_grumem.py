@@ -107,8 +107,8 @@ def _rollout_ms(reader, test_X, policy):
     """Milliseconds per question of the reading loop alone (embeddings already prepared)."""
     eps = _prepare(_check_episodes(test_X), reader.embedder_, reader.write_size)
     t0 = time.perf_counter()
-    _rollouts(eps, getattr(reader, "params_", None), getattr(reader, "feature_mean_", None),
-              getattr(reader, "feature_scale_", None), policy=policy, **reader._kw())
+    _rollouts(eps, reader.params_, reader.mean_,
+              reader.scale_, policy=policy, **reader._kw())
     return 1e3 * (time.perf_counter() - t0) / len(eps)
 
 
@@ -164,7 +164,7 @@ def run_block(dataset, train, test, embedder, memory_policy, seeds, learned, n_s
         per_seed = []
         for seed in (seeds[gates] if isinstance(seeds, dict) else seeds):
             reader = GatedMemoryReader(embedder, memory_policy=memory_policy, gates=gates,
-                                       n_steps=n_steps, random_state=seed, **fit_kw)
+                                       max_iter=n_steps, random_state=seed, **fit_kw)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", ConvergenceWarning)
                 reader.fit(train.X, evidence=train.evidence)
@@ -177,13 +177,13 @@ def run_block(dataset, train, test, embedder, memory_policy, seeds, learned, n_s
                 f"{METHOD} (ours, update + exit gates)" if gates == "both"
                 else f"{METHOD} (update gate only)"), "policy": f"learned, gates={gates!r}",
                 "memory_policy": memory_policy, **m, "seed": seed,
-                "best_step": reader.best_step_, "fit_seconds": reader.fit_seconds_,
+                "best_step": reader.best_step_, "fit_seconds": reader.fit_time_,
                 "read_seconds_per_question": secs / len(test.X),
                 "read_ms_per_question": _rollout_ms(reader, test.X, "learned"),
                 "update_gate_closed_warning": closed})
             print(f"  {per_seed[-1]['method']:45s} seed {seed} recall {m['recall']:.3f}  "
                   f"chunks {m['chunks_read']:.2f}  updates {m['updates']:.2f}  best step "
-                  f"{reader.best_step_}  fit {reader.fit_seconds_:.0f} s", flush=True)
+                  f"{reader.best_step_}  fit {reader.fit_time_:.0f} s", flush=True)
         row = _aggregate(per_seed, _AGG)
         row["speed_up"] = vanilla_chunks / row["chunks_read"] if vanilla_chunks else np.nan
         row["n_seeds"] = len(per_seed)

@@ -45,7 +45,7 @@ for name, params in [("Adam", {"optimizer": "adam"}),
                      ("AdamO (kappa=1, tau=1)",
                       {"optimizer": "adamo", "optimizer_params": {"kappa": 1.0, "tau": 1.0}})]:
     critic = OfflineQRegressor(hidden_layer_sizes=(128, 128), target_update="none",
-                               n_steps=600, diagnose_every=25, diagnose_points=16,
+                               max_iter=600, diagnose_every=25, diagnose_points=16,
                                random_state=0, **params)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)

@@ -40,11 +40,11 @@ print("train", len(train.X), "test", len(test.X),
 # ---------------
 # 150 policy-gradient steps of 16 questions x 8 sampled readings; the kept parameters are
 # those whose greedy gates score best on a held-out training conversation.
-reader = GatedMemoryReader(embedder, n_steps=150, random_state=0)
+reader = GatedMemoryReader(embedder, max_iter=150, random_state=0)
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     reader.fit(train.X, evidence=train.evidence)
-hist = reader.history_
+hist = reader.training_log_
 print("kept step", reader.best_step_)
 print(hist.dropna(subset=["valid_reward"])[["step", "valid_reward", "valid_recall",
                                               "valid_chunks"]].round(3).to_string(index=False))

@@ -104,10 +104,10 @@ import skorch
 import torch
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, Options, StrOptions
-from sklearn.utils.validation import _check_sample_weight
 from skorch import NeuralNet
 from skorch.callbacks import Callback
+
+from ._compat import Interval, Options, StrOptions, _check_sample_weight
 
 __all__ = [
     "DivergenceGuard",
@@ -277,6 +277,9 @@ def _optimizer_spec(estimator):
     lr = getattr(estimator, "lr", None)
     if lr is not None:
         kwargs["lr"] = float(lr)
+    if not getattr(estimator, "_fused_optimizer", True) and optimizer_class in tuple(
+            getattr(torch.optim, n) for n in _FUSED):
+        kwargs["fused"] = False  # the estimator opts out of the fused kernel
     weight_decay = getattr(estimator, "weight_decay", None)
     if weight_decay is not None:
         accepted = _accepted_arguments(optimizer_class)
@@ -334,7 +337,10 @@ def make_optimizer(estimator, params, **overrides):
     for all tensors) when every parameter is a real floating tensor on the CPU or a CUDA
     device and neither ``fused``, ``foreach`` nor ``differentiable`` was set by
     ``optimizer_params`` or ``overrides``. Other optimizers and devices keep torch's default
-    (``foreach`` on CUDA).
+    (``foreach`` on CUDA). An estimator class whose training is sensitive to the kernel's
+    rounding sets ``_fused_optimizer = False`` and keeps the per-tensor update
+    (:class:`~sklearn_icml26.lineage.HDTreeLineage`); ``optimizer_params={"fused": ...}``
+    overrides either.
 
     The adapter's skorch net builds its optimizer through the same resolution, so an
     adapter estimator and a custom loop with the same parameters train with the same

@@ -89,6 +89,15 @@ def test_make_optimizer_resolution_and_fused_policy():
     # foreach named by the user: no fused kernel
     opt = make_optimizer(_Params(optimizer_params={"foreach": False}), _net_params())
     assert not opt.defaults["fused"] and opt.defaults["foreach"] is False
+    # an estimator class that opts out keeps the per-tensor update; optimizer_params win
+    opt = make_optimizer(_Params(_fused_optimizer=False), _net_params())
+    assert opt.defaults["fused"] is False
+    opt = make_optimizer(_Params(_fused_optimizer=False, optimizer_params={"fused": True}),
+                         _net_params())
+    assert opt.defaults["fused"] is True
+    from sklearn_icml26.lineage import HDTreeLineage
+
+    assert make_optimizer(HDTreeLineage(), _net_params()).defaults["fused"] is False
     from sklearn_icml26.optim import AdamO
 
     assert type(make_optimizer(_Params(optimizer="adamo"), _net_params())) is AdamO

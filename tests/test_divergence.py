@@ -4,7 +4,9 @@ Each torch estimator is fitted at its small test settings with an absurd learnin
 (``lr=1e6``). The policy of :class:`sklearn_icml26.base.DivergenceGuard`: the fit returns (no
 exception), warns with a :class:`~sklearn.exceptions.ConvergenceWarning` carrying the one
 divergence message (non-finite loss, last finite state restored; or a hundredfold rise), and
-the fitted model gives finite output.
+the fitted model gives finite output. An estimator may stay silent only when its fit did not
+diverge: its whole ``loss_curve_`` is finite and never rose a hundredfold over the first value
+(``GatedMemoryReader`` at lr=1e6: clipped steps saturate the gates, the loss stays bounded).
 """
 
 import re
@@ -61,7 +63,13 @@ def test_absurd_learning_rate_warns_restores_and_predicts_finite(estimator):
         warnings.simplefilter("always")
         est.fit(X, y)
     messages = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
-    assert messages, f"no ConvergenceWarning; warnings: {[str(w.message) for w in caught]}"
+    if not messages:  # silent: only if the fit provably did not diverge
+        curve = np.asarray(getattr(est, "loss_curve_", [np.nan]), dtype=float)
+        assert curve.size and np.all(np.isfinite(curve)), (
+            f"no ConvergenceWarning and a non-finite loss_curve_; "
+            f"warnings: {[str(w.message) for w in caught]}")
+        assert np.max(np.abs(curve)) < 100 * max(abs(curve[0]), np.finfo(float).tiny), (
+            f"no ConvergenceWarning although the loss rose a hundredfold: {curve[:5]}...")
     # the one message, whatever the estimator; no other convergence warning beside it
     assert all(re.search(_DIVERGENCE_PATTERN, m) for m in messages), messages
     assert all(m.startswith(type(est).__name__ + ": ") for m in messages), messages

@@ -18,12 +18,12 @@ from typing import NamedTuple
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import nn
 from torch.nn import functional as F
 
+from .._compat import Interval, StrOptions, _check_sample_weight, _fit_context
 from ..base import TorchEstimatorMixin
 from ..utils._docstrings import Substitution, _torch_docstrings
 from ..utils._scaling import _pow2_scale, _standardize

@@ -2,9 +2,9 @@
 
 import numpy as np
 from scipy.stats import skewnorm
-from sklearn.utils._optional_dependencies import check_matplotlib_support
 from sklearn.utils.validation import check_is_fitted
 
+from .._compat import check_matplotlib_support
 from ..metrics import audrc, decision_rate_curve, weighted_accuracy
 from ..utils._scaling import _standardize
 

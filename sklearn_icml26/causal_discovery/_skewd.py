@@ -17,20 +17,14 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.spatial.distance import pdist
 from scipy.special import ndtr
-from sklearn.base import (
-    BaseEstimator,
-    OneToOneFeatureMixin,
-    TransformerMixin,
-    _fit_context,
-    clone,
-)
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV
 from sklearn.neighbors import KernelDensity
 from sklearn.utils import Bunch, check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils import progress_bar
 from ..utils._parallel import Parallel, delayed, record_warnings
 from ..utils._scaling import _pow2_scale, _robust_mean_std, _standardize

@@ -17,15 +17,15 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.linalg import block_diag
 from scipy.special import log_ndtr
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
 from sklearn.preprocessing import SplineTransformer
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from .._compat import Interval, StrOptions, _fit_context
 from ..utils import progress_bar
 from ..utils._parallel import Parallel, delayed
 from ..utils._scaling import _robust_mean_std, _standardize

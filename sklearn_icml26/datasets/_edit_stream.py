@@ -4,7 +4,8 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import Bunch
-from sklearn.utils._param_validation import Interval, validate_params
+
+from .._compat import Interval, validate_params
 
 __all__ = ["make_edit_stream"]
 

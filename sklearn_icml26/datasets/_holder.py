@@ -10,7 +10,8 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+
+from .._compat import Interval, StrOptions, validate_params
 
 __all__ = ["make_holder_regression"]
 

@@ -11,7 +11,8 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, validate_params
+
+from .._compat import Interval, validate_params
 
 __all__ = ["make_bar_images", "make_digits_on_canvas", "make_local_pattern_images"]
 

@@ -4,7 +4,8 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+
+from .._compat import Interval, StrOptions, validate_params
 
 __all__ = ["OFFLINE_RL_ENVS", "evaluate_offline_rl_policy", "make_offline_rl_dataset"]
 

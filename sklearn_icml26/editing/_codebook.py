@@ -22,11 +22,11 @@ from numbers import Integral, Real
 import numpy as np
 from scipy import sparse
 from scipy.special import ndtr
-from sklearn.base import BaseEstimator, _fit_context, clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._scaling import _pow2_scale, _robust_mean_std
 from ._index import _KeyIndex
 

@@ -15,12 +15,12 @@ from numbers import Integral, Real
 
 import numpy as np
 from joblib import effective_n_jobs
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LinearRegression
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils import progress_bar
 from ..utils._parallel import Parallel, delayed
 from ..utils._validation import _check_numeric_target

@@ -4,11 +4,11 @@ import warnings
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.linear_model import LinearRegression
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._parallel import Parallel, delayed
 from ..utils._validation import _check_numeric_target
 from ..utils._weights import (

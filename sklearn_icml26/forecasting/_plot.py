@@ -1,8 +1,9 @@
 """Displays of simultaneous forecasts: forecasts beside the truth, and the equilibrium shares."""
 
 import numpy as np
-from sklearn.utils._optional_dependencies import check_matplotlib_support
 from sklearn.utils.validation import check_is_fitted
+
+from .._compat import check_matplotlib_support
 
 __all__ = ["EquilibriumSharesDisplay", "ForecastDisplay"]
 

@@ -157,7 +157,7 @@ def annotate_anndata(adata, model, *, key_added="hdtree", predict=False, copy=Fa
             )
         embedding, paths = model.embedding_, model.paths_
         labels, pseudotime = model.labels_, model.pseudotime_
-    n_labels = int(len(model._leaves))
+    n_labels = int(len(model.leaves_))
     adata.obs[f"{key_added}_pseudotime"] = np.asarray(pseudotime, dtype=np.float64)
     adata.obs[f"{key_added}_leaf"] = pd.Categorical(
         np.asarray(labels).astype(str), categories=[str(k) for k in range(n_labels)]
@@ -165,12 +165,12 @@ def annotate_anndata(adata, model, *, key_added="hdtree", predict=False, copy=Fa
     adata.obsm[f"X_{key_added}"] = np.asarray(embedding, dtype=np.float64)
     adata.obsm[f"{key_added}_paths"] = np.asarray(paths, dtype=np.int64)
     tree = model.tree_
-    order = np.argsort(model._leaf_labels, kind="stable")
+    order = np.argsort(model.leaf_labels_, kind="stable")
     adata.uns[key_added] = {
         "parent": np.asarray(tree.parent), "level": np.asarray(tree.level),
         "count": np.asarray(tree.count), "children": np.asarray(tree.children),
         "code_embeddings": np.asarray(model.code_embeddings_),
-        "leaves": np.asarray(model._leaves)[order],
+        "leaves": np.asarray(model.leaves_)[order],
         "root_code": int(model.root_code_),
         "lineage_paths": {str(k): np.asarray(v, dtype=np.int64)
                           for k, v in model.lineage_paths_.items()},

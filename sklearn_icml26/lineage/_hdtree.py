@@ -17,36 +17,32 @@ from sklearn.base import (
     ClassNamePrefixFeaturesOutMixin,
     ClusterMixin,
     TransformerMixin,
-    _fit_context,
 )
-from sklearn.cluster import AgglomerativeClustering, KMeans
 from sklearn.decomposition import PCA
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils import Bunch, check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..base import TorchEstimatorMixin
+from .._compat import Interval, StrOptions, _fit_context
+from ..base import FitContext, TorchEstimatorMixin
+from ..utils._docstrings import Substitution, _torch_docstrings
 from ..utils._scaling import _robust_mean_std, _standardize
 from ._anndata import _read_anndata, _read_root_mask
+from ._codebook_init import init_codebook
 from ._hdtree_module import (
     Embedder64,
     HDTreeLoss,
     HDTreeModule,
     StageCallback,
+    enter_stage2,
     level_offset,
     route,
 )
 
 __all__ = ["HDTreeLineage"]
 
-# codebook_init="gap" [our choice]: the Ward groups whose bipartitions are candidate splits and
-# the bandwidth factor of the boundary density (see HDTreeLineage._gap_split). Measured on the
-# stage-1 embeddings of digits (defaults, seeds 0-2, before stage 2): 10-leaf dendrogram purity
-# 0.793/0.792/0.792 against 0.709/0.72/0.73 for the plain 2-means split ("kmeans").
-GAP_GROUPS, GAP_BANDWIDTH = 8, 0.5
 # a feature is constant when its standard deviation is at most this share of its largest
 # magnitude (round-off of the mean of a constant column is a few ulps, about 1e-16)
 CONSTANT_RTOL = 1e-12
@@ -70,6 +66,7 @@ def _has_decoder(estimator):
     return bool(getattr(estimator, "fit_decoder", False))
 
 
+@Substitution(**_torch_docstrings)
 class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, ClusterMixin,
                     TransformerMixin, BaseEstimator):
     """Lineage tree of cell states from a hierarchical binary codebook (HDTree).
@@ -89,6 +86,8 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
     is initialised and trained with the hierarchical quantisation loss while the decoder
     learns to denoise; (3) the decoder alone. Stage switching, the learning-rate schedule
     (5 warm-up epochs, then cosine to 0) and the EMA of the decoder are skorch callbacks.
+
+    Read more in the :ref:`User Guide <user_guide_hdtree>`.
 
     Parameters
     ----------
@@ -128,8 +127,8 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
         side, so the first splits fall into gaps between clusters instead of halving one;
         "kmeans": recursive 2-means; "ward": the top levels of Ward's dendrogram of the
         embedding (children = means of the two subtrees of the top merge); "random":
-        standard normal codes. Measured on digits (defaults, seeds 0-2): 10-leaf dendrogram
-        purity about 0.79 with "gap" against 0.71-0.73 with "kmeans".
+        standard normal codes. How they compare: the Pitfalls of the
+        :ref:`user guide <user_guide_hdtree>`.
     ec_weight : float, default=2.0
         Weight of the reverse (code-to-nearest-row) quantisation term.
     fit_decoder : bool, default=True
@@ -146,29 +145,31 @@ class HDTreeLineage(TorchEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Cluste
     graph_neighbors : int, default=3
         Neighbours per code in the pseudotime graph.
     max_epochs : int, default=300
-        Passes over the training rows, all stages together.
+        {max_epochs} All stages together.
     stage_fractions : tuple of 3 float, default=(0.5, 0.2, 0.3)
         Shares of ``max_epochs`` given to stages 1, 2 and 3 (non-negative, summing to 1, the
         first positive).
     batch_size : int, default=512
-        Mini-batch size (``-1``: full batch); batches of fewer than 2 rows are skipped.
+        {batch_size} Batches of fewer than 2 rows are skipped.
     lr : float, default=5e-3
-        Peak learning rate.
+        {lr} It is the peak of the schedule (5 warm-up epochs, then cosine to 0).
     optimizer : {"adamw", "adam", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
 default="adamw"
-        Optimizer.
+        {optimizer}
+        Here the per-tensor update is kept instead (see Notes).
     precision : {"float32", "float64"}, default="float32"
-        Floating point precision of the torch module.
+        {precision}
     device : str, default="cpu"
-        Torch device.
+        {device}
     random_state : int, RandomState instance or None, default=None
-        Seeds the network, the positives, the codebook initialisation and the noise.
+        {random_state} Those draws include the positives, the PCA, the codebook
+        initialisation and the diffusion noise.
     verbose : int, default=0
-        ``1`` prints skorch's epoch table with the stage; ``2`` also shows a progress bar
-        per epoch.
+        {verbose}
     optimizer_params : dict or None, default=None
-        Extra keyword arguments of the optimizer, e.g. ``{"betas": (0.9, 0.99)}`` or, for
-        ``"adamo"``, ``{"kappa": 1.0, "tau": 0.05}``; ``lr`` has its own parameter.
+        {optimizer_params}
+    weight_decay : float, default=1e-10
+        {weight_decay}
     cut_rule : {"count", "distance", "guarded_distance"}, default="count"
         How :meth:`cut` (and ``labels_``) merges the codes of the starting level down to
         ``n_clusters`` leaves that hold rows; only sibling leaves merge, into their parent,
@@ -181,11 +182,8 @@ default="adamw"
         holds fewer than ``n_neighbors`` rows merges first (fewest rows first): such a
         code is too small to be a population of the embedding (each row's positives come
         from its ``n_neighbors`` nearest neighbours) and its mean is an outlier's, which
-        "distance" keeps as a cluster of its own. Measured (defaults, 3 seeds, 7-cut of
-        Paul15 / 10-cut of digits): accuracy 0.477 / 0.893 with "count", 0.565 / 0.855
-        with "distance", 0.568 / 0.881 with "guarded_distance" (Ward: 0.583 on PCA 30 /
-        0.840 on raw pixels), with the same dendrogram purity on Paul15 (0.797); on
-        krumsiek11 the three rules give the same 5-cuts.
+        "distance" keeps as a cluster of its own. How the three rules compare on real
+        data: "Cutting the tree" in the :ref:`user guide <user_guide_hdtree>`.
     layer : str or None, default=None
         When ``X`` is an ``anndata.AnnData``: read ``X.layers[layer]`` instead of ``X.X``.
         Ignored for other inputs.
@@ -200,9 +198,9 @@ default="adamw"
         Number of input features.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Input column names, when ``X`` had string column names.
-    feature_mean_ : ndarray of shape (n_features_in_,)
+    mean_ : ndarray of shape (n_features_in_,)
         Per-feature mean used to standardise the input.
-    feature_scale_ : ndarray of shape (n_features_in_,)
+    scale_ : ndarray of shape (n_features_in_,)
         Per-feature standard deviation used to standardise the input. A feature whose
         standard deviation is at most ``1e-12`` times its largest magnitude is constant and
         gets a power of two within a factor 2 of that magnitude (1 for an all-zero feature),
@@ -217,6 +215,11 @@ default="adamw"
         Global code id of each training row at each level.
     labels_ : ndarray of shape (n_samples,)
         Flat cluster of each training row (see ``n_clusters``), 0 to k-1.
+    leaves_ : ndarray of shape (n_leaves,)
+        Code ids of the leaves of the tree cut behind ``labels_`` and :meth:`predict`
+        (sorted).
+    leaf_labels_ : ndarray of shape (n_leaves,)
+        Cluster label of each of ``leaves_``.
     code_embeddings_ : ndarray of shape (n_codes, n_components)
         The codebook in ê-space; code ``j`` of level ``l`` has global id ``2**(l+1) - 2 + j``.
     tree_ : Bunch
@@ -227,6 +230,9 @@ default="adamw"
         Code (at the pseudotime level) where the pseudotime starts.
     pseudotime_ : ndarray of shape (n_samples,)
         Pseudotime of the training rows in [0, 1].
+    pseudotime_scale_ : float
+        Graph distance (plus projection) of the training row farthest from ``root_code_``;
+        :meth:`predict_pseudotime` divides by it, so training rows span [0, 1].
     lineage_paths_ : dict of int to list of int
         For each terminal code of the pseudotime graph, the code ids from the root to it.
     lineage_graph_ : scipy.sparse.csr_matrix of shape (n_codes, n_codes)
@@ -234,9 +240,11 @@ default="adamw"
     neighbors_ : ndarray of shape (n_samples, n_neighbors)
         Nearest neighbours of each training row used for the positives.
     net_ : skorch.NeuralNet
-        The trained net; ``net_.history`` records the stage and loss of each epoch.
+        {net_} ``net_.history`` records the stage of each epoch.
     n_iter_ : int
-        Number of epochs run.
+        {n_iter_}
+    loss_curve_ : list of float
+        {loss_curve_} Each epoch's loss is that of its stage.
 
     See Also
     --------
@@ -258,7 +266,10 @@ default="adamw"
     the positives of each epoch are a table drawn from ``(random_state, epoch)`` that the
     module indexes with the batch's row indices (an extra per-sample input of the adapter);
     from stage 2 on the frozen encoder's embedding of every row is computed once and indexed
-    the same way; the codebook trains at 0.1 ``lr``; AdamW's weight decay is 1e-10.
+    the same way; the codebook trains at 0.1 ``lr``; Adam and AdamW use the per-tensor update,
+    not torch's fused kernel: the gradients of the biases before each BatchNorm are rounding
+    noise that Adam turns into steps of about ``lr``, and the fused kernel's rounding sends
+    them on other walks that gave worse trees on planted data (the user guide's Pitfalls).
 
     References
     ----------
@@ -286,8 +297,15 @@ default="adamw"
     True
     """
 
+    # the per-tensor Adam update, not the fused kernel (the user guide's Pitfalls): the
+    # gradients of the biases before each BatchNorm are rounding noise that Adam turns into
+    # steps of about lr, and the fused kernel's rounding sends them on other walks (planted
+    # 1-D path, seeds 0-8: pseudotime correlation >= 0.95 in 6 of 9 fits per-tensor, 3 fused)
+    _fused_optimizer = False
+
     _parameter_constraints = {
         **TorchEstimatorMixin._torch_parameter_constraints,
+        "weight_decay": TorchEstimatorMixin._early_stopping_constraints["weight_decay"],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "n_levels": [Interval(Integral, 1, 16, closed="both")],
         "n_clusters": [Interval(Integral, 1, None, closed="left"), None],
@@ -320,7 +338,8 @@ default="adamw"
                  pseudotime_level=None, graph_neighbors=3, max_epochs=300,
                  stage_fractions=(0.5, 0.2, 0.3), batch_size=512, lr=5e-3, optimizer="adamw",
                  precision="float32", device="cpu", random_state=None, verbose=0,
-                 optimizer_params=None, cut_rule="count", layer=None, use_rep=None):
+                 optimizer_params=None, weight_decay=1e-10, cut_rule="count", layer=None,
+                 use_rep=None):
         self.n_components = n_components
         self.n_levels = n_levels
         self.n_clusters = n_clusters
@@ -346,6 +365,7 @@ default="adamw"
         self.lr = lr
         self.optimizer = optimizer
         self.optimizer_params = optimizer_params
+        self.weight_decay = weight_decay
         self.precision = precision
         self.device = device
         self.random_state = random_state
@@ -368,29 +388,24 @@ default="adamw"
         return tags
 
     # -- adapter hooks --
-    def _build_module(self, n_features_in, n_outputs):
+    def _build_module(self, n_features_in, n_outputs, context):
         return HDTreeModule(
             n_features_in, hidden_size=self.hidden_size, n_layers=self.n_layers,
             latent_dim=self.latent_dim, head_size=self.head_size,
             n_components=self.n_components, n_levels=self.n_levels,
             fit_decoder=self.fit_decoder, n_timesteps=self.n_timesteps,
-            decoder_width=self.decoder_width,
+            decoder_width=self.decoder_width, clip_lo=context.clip_lo,
+            clip_hi=context.clip_hi,
         )
 
-    def _build_criterion(self):
+    def _build_criterion(self, context):
         return HDTreeLoss(self.nu, self.exaggeration, self.ec_weight, self.n_levels)
 
-    def _build_callbacks(self):
-        state = self._fit_state
-        callbacks = [("hdtree_stages", StageCallback(
-            state["X"], state["neighbors"], state["stage_epochs"], state["seed"],
-            state["init_codebook"], self.ema_decay,
+    def _build_callbacks(self, context):
+        return [("hdtree_stages", StageCallback(
+            context.X, context.neighbors, context.stage_epochs, context.seed,
+            context.init_codebook, self.ema_decay,
         ))]
-        if self.verbose >= 2:
-            from skorch.callbacks import ProgressBar
-
-            callbacks.append(("progress", ProgressBar()))
-        return callbacks
 
     # -- fitting --
     def _stage_epochs(self):
@@ -403,137 +418,6 @@ default="adamw"
         e2 = min(round(total * f2), total - e1)
         return (e1, e2, total - e1 - e2)
 
-    def _init_codebook(self, e_hat, seed):
-        rng = np.random.default_rng(seed)
-        n_codes = 2 ** (self.n_levels + 1) - 2
-        m = e_hat.shape[1]
-        if self.codebook_init == "random":
-            return rng.standard_normal((n_codes, m))
-        if self.codebook_init == "ward":
-            return self._ward_codebook(e_hat, rng)
-        split = self._gap_split if self.codebook_init == "gap" else self._kmeans_split
-        codes = np.zeros((n_codes, m))
-        local = np.zeros(len(e_hat), dtype=np.int64)
-        for level in range(self.n_levels):
-            off = level_offset(level)
-            n_parents = 1 if level == 0 else 2 ** level
-            for parent in range(n_parents):
-                rows = e_hat if level == 0 else e_hat[local == parent]
-                first = 2 * parent
-                if len(np.unique(rows, axis=0)) >= 2:
-                    codes[off + first:off + first + 2] = split(rows, rng)
-                else:
-                    centre = (np.zeros(m) if level == 0
-                              else codes[level_offset(level - 1) + parent])
-                    codes[off + first:off + first + 2] = (
-                        centre + 0.005 * rng.standard_normal((2, m)))
-            # route to this level's codes (the nearer of the two children)
-            first = 2 * local if level > 0 else np.zeros_like(local)
-            d0 = ((e_hat - codes[off + first]) ** 2).sum(1)
-            d1 = ((e_hat - codes[off + first + 1]) ** 2).sum(1)
-            local = np.where(d1 < d0, first + 1, first)
-        return codes
-
-    @staticmethod
-    def _kmeans_split(rows, rng):
-        km = KMeans(2, n_init=10, random_state=int(rng.integers(2**31 - 1)))
-        return km.fit(rows).cluster_centers_
-
-    @classmethod
-    def _gap_split(cls, rows, rng, n_groups=GAP_GROUPS, max_rows=2000):
-        """Two child codes whose boundary crosses the sparsest region of ``rows``.
-
-        Candidates: the 2-means split and every bipartition of the ``n_groups`` Ward clusters
-        of ``rows`` (children = the count-weighted means of the two sides). A row is routed
-        to the nearer child, so the boundary is the bisector of the two codes; each candidate
-        scores the rows near it, sum_i exp(-d_i**2 / (2 h**2)) with d_i the distance of row i
-        to the bisector and h = GAP_BANDWIDTH * mean sd * n**(-1/5) (Silverman-like), divided
-        by the rows on the smaller side (a ratio cut: sparse and balanced). The lowest score
-        wins; ties keep the 2-means split. Above ``max_rows`` rows, Ward runs on a random
-        subset.
-        """
-        candidates = [cls._kmeans_split(rows, rng)]
-        k = min(n_groups, len(np.unique(rows, axis=0)))
-        if k >= 2:
-            sub = rows
-            if len(rows) > max_rows:
-                sub = rows[rng.choice(len(rows), max_rows, replace=False)]
-            groups = AgglomerativeClustering(k, linkage="ward").fit_predict(sub)
-            counts = np.bincount(groups, minlength=k).astype(float)
-            sums = np.stack([sub[groups == g].sum(axis=0) for g in range(k)])
-            side = ((np.arange(1, 2 ** (k - 1))[:, None] >> np.arange(k)) & 1).astype(float)
-            n1, n0 = side @ counts, (1 - side) @ counts
-            keep = (n1 > 0) & (n0 > 0)
-            c0 = ((1 - side) @ sums)[keep] / n0[keep, None]
-            c1 = (side @ sums)[keep] / n1[keep, None]
-            candidates += list(np.stack([c0, c1], axis=1))
-        pairs = np.stack(candidates)  # (n_candidates, 2, m)
-        h = GAP_BANDWIDTH * float(rows.std(axis=0).mean()) * len(rows) ** -0.2
-        u = pairs[:, 1] - pairs[:, 0]
-        norm = np.linalg.norm(u, axis=1)
-        if not h > 0 or not norm[0] > 0:
-            return candidates[0]
-        ok = norm > 0
-        u = u[ok] / norm[ok, None]
-        d = rows @ u.T - ((pairs[ok, 0] + pairs[ok, 1]) / 2 * u).sum(axis=1)  # (n, n_ok)
-        smaller = np.minimum((d < 0).sum(axis=0), (d >= 0).sum(axis=0))
-        scores = np.exp(-0.5 * (d / h) ** 2).sum(axis=0) / np.maximum(smaller, 1)
-        return pairs[ok][int(np.argmin(scores))]
-
-    def _ward_codebook(self, e_hat, rng, max_rows=4000):
-        """Codes from the top levels of Ward's dendrogram of the embedding.
-
-        The children of a code are the means of the two subtrees joined by the top merge of
-        its subtree, so the first splits follow the largest Ward gaps instead of halving a
-        cluster. Above ``max_rows`` rows, Ward runs on the centres of a k-means with
-        ``max_rows`` clusters (each row then belongs to its centre's subtree).
-        """
-        from scipy.cluster.hierarchy import linkage
-
-        m = e_hat.shape[1]
-        points, owner = e_hat, np.arange(len(e_hat))
-        unique = np.unique(e_hat, axis=0)
-        if len(unique) > max_rows:
-            km = KMeans(max_rows, n_init=1, random_state=int(rng.integers(2**31 - 1)))
-            owner = km.fit_predict(e_hat)
-            points = km.cluster_centers_
-        n_points = len(points)
-        codes = np.zeros((2 ** (self.n_levels + 1) - 2, m))
-        if n_points < 2:
-            node_children = np.empty((0, 2), dtype=np.int64)
-        else:
-            node_children = linkage(points, method="ward")[:, :2].astype(np.int64)
-        # members of every dendrogram node, built bottom-up on demand
-        members = {}
-
-        def rows_of(node):
-            if node not in members:
-                if node < n_points:
-                    members[node] = np.flatnonzero(owner == node)
-                else:
-                    a, b = node_children[node - n_points]
-                    members[node] = np.concatenate([rows_of(a), rows_of(b)])
-            return members[node]
-
-        root = 2 * n_points - 2 if n_points >= 2 else 0
-        nodes = [root]  # dendrogram node of each code of the previous level (root: virtual)
-        for level in range(self.n_levels):
-            off = level_offset(level)
-            next_nodes = []
-            for parent, node in enumerate(nodes):
-                first = off + 2 * parent
-                if node is not None and node >= n_points:
-                    pair = node_children[node - n_points]
-                    for k, child in enumerate(pair):
-                        codes[first + k] = e_hat[rows_of(child)].mean(axis=0)
-                    next_nodes += [int(pair[0]), int(pair[1])]
-                else:
-                    centre = (np.zeros(m) if level == 0
-                              else codes[level_offset(level - 1) + parent])
-                    codes[first:first + 2] = centre + 0.005 * rng.standard_normal((2, m))
-                    next_nodes += [node, None]
-            nodes = next_nodes
-        return codes
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, *, root_mask=None):
@@ -562,12 +446,19 @@ default="adamw"
         Raises
         ------
         ValueError
-            If ``X`` holds NaN/inf or fewer than ``n_neighbors + 1`` rows, if training
-            diverges (non-finite embedding: lower ``lr``), if ``n_clusters``
+            If ``X`` holds NaN/inf or fewer than ``n_neighbors + 1`` rows, if ``n_clusters``
             exceeds the ``2**n_levels`` deepest codes, if ``pseudotime_level`` is not below
             ``n_levels`` or if ``root_mask`` is not a boolean vector of length ``n_samples``
             or is all False, or if an AnnData ``X`` lacks the ``layer``, ``use_rep`` or
             ``root_mask`` column asked for.
+
+        Warns
+        -----
+        ConvergenceWarning
+            When the training loss becomes non-finite (training stops and the last
+            parameters that still gave a finite loss are kept; if they predate stage 2, the
+            codebook is initialised on them) or rises a hundredfold over the fit; lower
+            ``lr``. Also when every training row sits on one level-0 code.
         """
         root_mask = _read_root_mask(X, root_mask)
         X = _read_anndata(X, self.layer, self.use_rep)
@@ -595,11 +486,11 @@ default="adamw"
         # 1e-300); a column is constant when its sd is below CONSTANT_RTOL times its largest
         # magnitude, and is then scaled by that magnitude's power of two (1 for zeros), so
         # X * s gives the same standardised input for any s
-        self.feature_mean_, scale, magnitude = _robust_mean_std(X, axis=0)
+        self.mean_, scale, magnitude = _robust_mean_std(X, axis=0)
         constant = ~(scale > CONSTANT_RTOL * magnitude)
         scale[constant] = magnitude[constant]
-        self.feature_scale_ = scale
-        Xs = _standardize(X, self.feature_mean_, self.feature_scale_)
+        self.scale_ = scale
+        Xs = _standardize(X, self.mean_, self.scale_)
 
         rs = check_random_state(self.random_state)
         seed = int(rs.randint(np.iinfo(np.int32).max))
@@ -608,29 +499,29 @@ default="adamw"
         self.neighbors_ = NearestNeighbors(n_neighbors=self.n_neighbors).fit(Z).kneighbors(
             return_distance=False)
 
-        self._fit_state = {
-            "X": self._as_input(Xs), "neighbors": self.neighbors_,
-            "stage_epochs": self._stage_epochs(), "seed": seed,
-            "init_codebook": lambda e_hat: self._init_codebook(e_hat, seed + 1),
-        }
-        flush = torch.set_flush_denormal(True)
-        try:
-            self._fit_net(Xs, None, extra_inputs={"row_index": np.arange(n, dtype=np.int64)})
-        finally:
-            if flush:
-                torch.set_flush_denormal(False)
-            del self._fit_state
+        # the generated rows are clipped to the training range widened by 10 % per side
+        lo, hi = Xs.min(axis=0), Xs.max(axis=0)
+        context = FitContext(
+            X=self._as_input(Xs), neighbors=self.neighbors_,
+            stage_epochs=self._stage_epochs(), seed=seed,
+            init_codebook=lambda e_hat: init_codebook(e_hat, self.n_levels,
+                                                      self.codebook_init, seed + 1),
+            clip_lo=lo - 0.1 * (hi - lo), clip_hi=hi + 0.1 * (hi - lo))
+        # sets net_, n_iter_ and loss_curve_; training that blows up stops at the adapter's
+        # divergence guard (the last finite state is restored, with a ConvergenceWarning)
+        self._fit_net(Xs, None, extra_inputs={"row_index": np.arange(n, dtype=np.int64)},
+                      context=context)
         module = self.net_.module_
-        if module.fit_decoder:
-            lo, hi = Xs.min(axis=0), Xs.max(axis=0)
-            module.clip_lo.copy_(torch.as_tensor(lo - 0.1 * (hi - lo)))
-            module.clip_hi.copy_(torch.as_tensor(hi + 0.1 * (hi - lo)))
-        self._n_features_out = self.n_components
+        # a fit that ended in stage 1, or whose restored state predates stage 2: the
+        # embedding scale and the codebook come from the kept encoder
+        enter_stage2(module, context.X, context.init_codebook)
+        module.e_hat_table = None
+        module.stage = 3 if module.fit_decoder else 2
+        module.eval()
         self.embedding_mean_ = module.emb_mean.detach().cpu().double().numpy()
         self.embedding_scale_ = module.emb_scale.detach().cpu().double().numpy()
         self.code_embeddings_ = module.codebook.detach().cpu().double().numpy()
-        self._embedder = Embedder64(module)
-        self.embedding_ = self._forward_numpy(Xs, module=self._embedder)
+        self.embedding_ = self._forward_numpy(Xs, module=self._embedder())
         if not (np.all(np.isfinite(self.embedding_))
                 and np.all(np.isfinite(self.code_embeddings_))):
             raise ValueError(
@@ -644,8 +535,8 @@ default="adamw"
             warnings.warn(
                 "HDTreeLineage: every training row sits on one level-0 code (tree collapsed); "
                 "train longer or check the input scaling.", ConvergenceWarning, stacklevel=2)
-        self._leaves, self._leaf_labels = self._cut_leaves(self.n_clusters)
-        self.labels_ = self._labels_from_paths(self.paths_, self._leaves, self._leaf_labels)
+        self.leaves_, self.leaf_labels_ = self._cut_leaves(self.n_clusters)
+        self.labels_ = self._labels_from_paths(self.paths_, self.leaves_, self.leaf_labels_)
         self._fit_pseudotime(root_mask)
         return self
 
@@ -797,8 +688,6 @@ default="adamw"
                 mst = np.maximum(mst, mst.T)
                 W = np.where(W > 0, W, mst)
         W = np.where(W > 0, np.maximum(W, 1e-12), 0.0)
-        self._pt_nodes = nodes
-        self._pt_graph = csr_matrix(W)
         full = coo_matrix(W)
         self.lineage_graph_ = csr_matrix(
             (full.data, (nodes[full.row], nodes[full.col])), shape=(n_codes, n_codes))
@@ -808,8 +697,8 @@ default="adamw"
             root = int(nodes[np.argmin((C**2).sum(1))])
         self.root_code_ = root
         raw, pred = self._raw_pseudotime(self.embedding_, codes, root)
-        self._pt_scale = float(raw.max()) if raw.max() > 0 else 1.0
-        self.pseudotime_ = raw / self._pt_scale
+        self.pseudotime_scale_ = float(raw.max()) if raw.max() > 0 else 1.0
+        self.pseudotime_ = raw / self.pseudotime_scale_
         # terminal codes precede no code: their root -> terminal paths
         reached = pred >= 0
         is_pred = np.zeros(n_nodes, dtype=bool)
@@ -822,10 +711,15 @@ default="adamw"
                 path.append(int(pred[path[-1]]))
             self.lineage_paths_[int(nodes[t])] = [int(nodes[i]) for i in path[::-1]]
 
+    def _pseudotime_graph(self):
+        """The occupied codes of the pseudotime level (sorted) and their graph."""
+        nodes = np.unique(self.paths_[:, self._pt_level()])
+        return nodes, self.lineage_graph_[nodes][:, nodes]
+
     def _raw_pseudotime(self, e_hat, codes, root):
-        nodes = self._pt_nodes
+        nodes, graph = self._pseudotime_graph()
         root_idx = int(np.searchsorted(nodes, root))
-        T, pred = dijkstra(self._pt_graph, indices=root_idx, return_predecessors=True)
+        T, pred = dijkstra(graph, indices=root_idx, return_predecessors=True)
         # rows on codes outside the graph go to the nearest graph code
         idx = np.searchsorted(nodes, codes).clip(max=len(nodes) - 1)
         outside = nodes[idx] != codes
@@ -847,11 +741,20 @@ default="adamw"
         return pt, pred
 
     # -- public methods --
+    @property
+    def _n_features_out(self):
+        """Number of output features of :meth:`transform` (for ``get_feature_names_out``)."""
+        return self.n_components
+
+    def _embedder(self):
+        """A float64 copy of the trained encoder and embedding scale (see Embedder64)."""
+        return Embedder64(self.net_.module_)
+
     def _standardise(self, X):
         X = _read_anndata(X, self.layer, self.use_rep)
         X = _dense(validate_data(self, X, reset=False, accept_sparse=("csr", "csc"),
                                  dtype=np.float64))
-        Xs = _standardize(X, self.feature_mean_, self.feature_scale_)
+        Xs = _standardize(X, self.mean_, self.scale_)
         self._check_precision_range(Xs, X)
         return Xs
 
@@ -887,7 +790,7 @@ default="adamw"
             (float32: about 3.4e38) or whose embedding overflows.
         """
         check_is_fitted(self)
-        out = self._forward_numpy(self._standardise(X), module=self._embedder)
+        out = self._forward_numpy(self._standardise(X), module=self._embedder())
         if not np.all(np.isfinite(out)):
             bad = np.flatnonzero(~np.isfinite(out).all(axis=1))
             raise ValueError(
@@ -926,7 +829,7 @@ default="adamw"
             Cluster labels, int64 (labels of training rows are 0 to k-1).
         """
         check_is_fitted(self)
-        return self._labels_from_paths(self.apply(X), self._leaves, self._leaf_labels)
+        return self._labels_from_paths(self.apply(X), self.leaves_, self.leaf_labels_)
 
     def cut(self, n_clusters, X=None, *, induced=False):
         """Flat clusters from cutting the code tree to ``n_clusters`` leaves.
@@ -1043,9 +946,9 @@ default=None
         codes = paths[:, self._pt_level()]
         if root_code is None:
             raw, _ = self._raw_pseudotime(e_hat, codes, self.root_code_)
-            return raw / self._pt_scale
+            return raw / self.pseudotime_scale_
         root = self._check_code(root_code, "root_code")
-        nodes = self._pt_nodes
+        nodes, _ = self._pseudotime_graph()
         if root not in set(nodes.tolist()):
             d = ((self.code_embeddings_[nodes] - self.code_embeddings_[root]) ** 2).sum(1)
             root = int(nodes[d.argmin()])
@@ -1188,4 +1091,4 @@ default=None
             chunk = torch.as_tensor(paths[start:start + 4096])
             out.append(module.sample(chunk, generator).cpu().double().numpy())
         Xs = np.concatenate(out) if out else np.empty((0, self.n_features_in_))
-        return Xs * self.feature_scale_ + self.feature_mean_
+        return Xs * self.scale_ + self.mean_

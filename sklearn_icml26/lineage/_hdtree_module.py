@@ -6,11 +6,9 @@ trains it through :class:`sklearn_icml26.base.TorchEstimatorMixin`.
 
 import copy
 import math
-import warnings
 
 import numpy as np
 import torch
-from sklearn.exceptions import ConvergenceWarning
 from skorch.callbacks import Callback
 from torch import nn
 
@@ -77,8 +75,6 @@ Z_SCALE, E_SCALE = 3.0, 30.0
 # 0.793/0.792/0.792 at initialisation, 0.700/0.729/0.791 after stage 2 at the full lr,
 # 0.793/0.792/0.792 at 0.1 lr. The codebook is its own optimizer parameter group.
 CODEBOOK_LR_SCALE = 0.1
-# AdamW's weight decay; torch's default is 1e-2
-WEIGHT_DECAY = 1e-10
 
 
 class Encoder(nn.Module):
@@ -159,7 +155,8 @@ class HDTreeModule(nn.Module):
     """
 
     def __init__(self, n_features, *, hidden_size, n_layers, latent_dim, head_size,
-                 n_components, n_levels, fit_decoder, n_timesteps, decoder_width):
+                 n_components, n_levels, fit_decoder, n_timesteps, decoder_width,
+                 clip_lo=None, clip_hi=None):
         super().__init__()
         self.n_levels = n_levels
         self.n_components = n_components
@@ -180,10 +177,16 @@ class HDTreeModule(nn.Module):
             betas = betas.clamp(max=0.999)
             self.register_buffer("betas", betas.float())
             self.register_buffer("alphas_bar", torch.cumprod(1 - betas, dim=0).float())
-            self.register_buffer("clip_lo", torch.full((n_features,), -math.inf))
-            self.register_buffer("clip_hi", torch.full((n_features,), math.inf))
+            # bounds of the generated rows (standardised units); none: unbounded
+            self.register_buffer("clip_lo", torch.full((n_features,), -math.inf)
+                                 if clip_lo is None else torch.as_tensor(clip_lo))
+            self.register_buffer("clip_hi", torch.full((n_features,), math.inf)
+                                 if clip_hi is None else torch.as_tensor(clip_hi))
         self.stage = 1
         self.frozen = False
+        # whether the embedding scale and the codebook are initialised (stage-2 entry); a
+        # buffer, so that restoring an earlier state (the divergence guard) resets it too
+        self.register_buffer("stage2_entered", torch.zeros((), dtype=torch.bool))
         # per-epoch tables indexed by the batch's row indices (set by StageCallback): the
         # positives of stage 1 and, from stage 2 on, the frozen encoder's ê of every row
         self.positives_table = None
@@ -348,6 +351,10 @@ class HDTreeLoss(nn.Module):
         self.n_levels = n_levels
 
     def forward(self, y_pred, y_true):
+        if isinstance(y_pred, torch.Tensor):
+            # eval mode gives the embedding (the adapter's check of the final state): 0 per
+            # row where it is finite, NaN where it is not
+            return (y_pred * 0.0).sum(dim=1)
         stage = y_pred["stage"]
         if stage == 0:
             return y_pred["zero"]
@@ -366,11 +373,55 @@ class HDTreeLoss(nn.Module):
         return 0.01 * (0.01 * ddp + 0.1 * hql)
 
 
+@torch.no_grad()
+def enter_stage2(module, X, init_codebook):
+    """Fix the embedding scale, initialise the codebook and freeze the encoder.
+
+    Does nothing when ``module.stage2_entered`` is set. A non-finite embedding (a diverged
+    encoder) leaves the codebook and the flag alone; in training the next loss is then
+    non-finite and the adapter's guard restores the last finite state.
+
+    Parameters
+    ----------
+    module : HDTreeModule
+        The module.
+    X : ndarray of shape (n_samples, n_features)
+        Standardised training rows, in the module's precision.
+    init_codebook : callable
+        ``init_codebook(e_hat) -> codes`` on the training ê (float64).
+    """
+    if bool(module.stage2_entered):
+        return
+    device = module.codebook.device
+    module.eval()
+    x = torch.as_tensor(X, device=device)
+    e = torch.cat([module.encoder(x[s:s + 4096])[1] for s in range(0, len(x), 4096)])
+    mean = e.mean(dim=0)
+    scale = e.std(dim=0, unbiased=False)
+    module.emb_mean.copy_(mean)
+    module.emb_scale.copy_(scale)
+    # the encoder is frozen in eval mode: every row's ê is fixed from here on
+    module.e_hat_table = (e - mean) / (scale + 1e-8)
+    e_hat = module.e_hat_table.cpu().double().numpy()
+    module.frozen = True
+    module.encoder.requires_grad_(False)
+    if not np.all(np.isfinite(e_hat)):
+        return
+    module.codebook.copy_(torch.as_tensor(init_codebook(e_hat), dtype=module.codebook.dtype))
+    if module.fit_decoder:
+        module.denoiser_ema.load_state_dict(module.denoiser.state_dict())
+    module.stage2_entered.fill_(True)
+
+
 # -- training schedule as skorch callbacks -------------------------------------------------------
 
 
 class StageCallback(Callback):
-    """Stage switching, positives, learning-rate schedule, EMA and NaN guard.
+    """Stage switching, positives, learning-rate schedule and EMA.
+
+    Divergence is the adapter's business (its :class:`~sklearn_icml26.base.DivergenceGuard`
+    restores the last finite state); the estimator makes the stage-2 entry after training
+    when the kept state predates it.
 
     Parameters
     ----------
@@ -402,8 +453,6 @@ class StageCallback(Callback):
     def initialize(self):
         self.epoch_ = 0
         self.ema_steps_ = 0
-        self.snapshot_ = None
-        self.entered_stage2_ = False
         return self
 
     # helpers ----------------------------------------------------------------------------
@@ -418,55 +467,21 @@ class StageCallback(Callback):
         span = max(total - self.warmup, 1)
         return 0.5 * (1 + math.cos(math.pi * (epoch - self.warmup) / span))
 
-    @torch.no_grad()
-    def enter_stage2(self, net):
-        """Fix the embedding scale, initialise the codebook and freeze the encoder."""
-        if self.entered_stage2_:
-            return
-        module = net.module_
-        module.eval()
-        x = torch.as_tensor(self.X, device=net.device)
-        e = torch.cat([module.encoder(x[s:s + 4096])[1] for s in range(0, len(x), 4096)])
-        mean = e.mean(dim=0)
-        scale = e.std(dim=0, unbiased=False)
-        module.emb_mean.copy_(mean)
-        module.emb_scale.copy_(scale)
-        # the encoder is frozen in eval mode: every row's ê is fixed from here on
-        module.e_hat_table = (e - mean) / (scale + 1e-8)
-        e_hat = module.e_hat_table.cpu().double().numpy()
-        if not np.all(np.isfinite(e_hat)):
-            raise ValueError(
-                "HDTreeLineage: training diverged; the stage-1 embedding of the training rows "
-                f"is not finite (NaN/inf) after {self.epoch_ + 1} epoch(s). Lower lr (got "
-                f"lr={net.lr!r}) or check the input scaling."
-            )
-        module.codebook.copy_(torch.as_tensor(self.init_codebook(e_hat),
-                                              dtype=module.codebook.dtype))
-        module.frozen = True
-        module.encoder.requires_grad_(False)
-        if module.fit_decoder:
-            module.denoiser_ema.load_state_dict(module.denoiser.state_dict())
-        self.entered_stage2_ = True
-
     # skorch hooks -----------------------------------------------------------------------
     def on_train_begin(self, net, **kwargs):
-        self.snapshot_ = copy.deepcopy(net.module_.state_dict())
         # the codebook gets its own parameter group (learning rate x CODEBOOK_LR_SCALE)
         codebook = net.module_.codebook
         optimizer = net.optimizer_
         for group in optimizer.param_groups:
             group["params"] = [p for p in group["params"] if p is not codebook]
         optimizer.add_param_group({"params": [codebook], "lr_scale": CODEBOOK_LR_SCALE})
-        if isinstance(optimizer, torch.optim.AdamW):
-            for group in optimizer.param_groups:
-                group["weight_decay"] = WEIGHT_DECAY
 
     def on_epoch_begin(self, net, **kwargs):
         epoch = len(net.history) - 1
         self.epoch_ = epoch
         stage = self._stage_of(epoch)
         if stage >= 2:
-            self.enter_stage2(net)
+            enter_stage2(net.module_, self.X, self.init_codebook)
         net.module_.stage = stage
         net.history.record("stage", stage)
         for group in net.optimizer_.param_groups:
@@ -489,34 +504,12 @@ class StageCallback(Callback):
             ema.mul_(decay).add_(p.detach(), alpha=1 - decay)
         self.ema_steps_ += 1
 
-    def on_epoch_end(self, net, **kwargs):
-        loss = net.history[-1, "train_loss"]
-        # the loss is computed before each step: the weights after the last step can be
-        # non-finite while the epoch's loss is finite
-        module = net.module_
-        with torch.no_grad():  # a sum is non-finite when any of its terms is (or overflows)
-            total = sum(p.detach().sum(dtype=torch.float64) for p in module.parameters())
-            nan_buffer = any(bool(torch.isnan(b.sum())) for b in module.buffers()
-                             if torch.is_floating_point(b))  # clip bounds start at +-inf
-        finite = bool(np.isfinite(loss)) and bool(torch.isfinite(total)) and not nan_buffer
-        if finite:
-            self.snapshot_ = copy.deepcopy(module.state_dict())
-            return
-        warnings.warn(
-            f"HDTreeLineage: training diverged (non-finite loss or weights) in stage "
-            f"{net.module_.stage} at epoch {self.epoch_ + 1}; training stopped and the last "
-            f"finite weights are kept. Lower lr (got lr={net.lr!r}).",
-            ConvergenceWarning, stacklevel=2,
-        )
-        if self.snapshot_ is not None:
-            net.module_.load_state_dict(self.snapshot_)
-        raise KeyboardInterrupt
-
     def on_train_end(self, net, **kwargs):
-        self.enter_stage2(net)
+        # the estimator enters stage 2 after training if the kept state has not (a fit that
+        # ended in stage 1, or a divergence guard that restored a stage-1 state)
         net.module_.positives_table = net.module_.e_hat_table = None
         net.module_.stage = 3 if net.module_.fit_decoder else 2
         net.module_.eval()
         # drop the training data from the callback so the fitted net pickles small
-        self.X = self.neighbors = self.snapshot_ = None
+        self.X = self.neighbors = None
         self.init_codebook = None

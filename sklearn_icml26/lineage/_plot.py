@@ -4,8 +4,9 @@ from numbers import Integral
 
 import numpy as np
 from scipy.sparse import issparse
-from sklearn.utils._optional_dependencies import check_matplotlib_support
 from sklearn.utils.validation import check_is_fitted
+
+from .._compat import check_matplotlib_support
 
 __all__ = ["LineageTreeDisplay", "PseudotimeDisplay"]
 

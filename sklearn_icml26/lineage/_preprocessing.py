@@ -10,15 +10,20 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.sparse import issparse
-from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.decomposition import PCA
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils._param_validation import Interval, validate_params
-from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.sparsefuncs import mean_variance_axis
-from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._compat import (
+    Interval,
+    _check_feature_names_in,
+    _fit_context,
+    _get_output_config,
+    validate_params,
+)
 from ._anndata import _is_anndata, _read_anndata
 
 __all__ = ["make_count_pipeline"]

@@ -117,7 +117,7 @@ def run_grumem_demo(data_home=None, verbose=1, fast=False):
     dataset = (f"LoCoMo, train {'+'.join(train_c)}, test {'+'.join(test_c)}, session chunks, "
                f"{embedder.backend_}")
     t0 = time.perf_counter()
-    reader = GatedMemoryReader(embedder, n_steps=20 if fast else 300, random_state=0)
+    reader = GatedMemoryReader(embedder, max_iter=20 if fast else 300, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         reader.fit(train.X, evidence=train.evidence)

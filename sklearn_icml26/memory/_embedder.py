@@ -9,10 +9,11 @@ from numbers import Integral
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.feature_extraction.text import HashingVectorizer, TfidfVectorizer
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
+
+from .._compat import Interval, StrOptions, _fit_context
 
 __all__ = ["SentenceEmbedder", "check_texts"]
 

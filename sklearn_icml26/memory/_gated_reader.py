@@ -4,463 +4,51 @@ The gates and their two rewards follow GRU-Mem (Sheng et al., ICML 2026, arXiv:2
 the reader itself is a small policy network over a bounded vector memory, not a language model.
 """
 
-import re
 import time
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-from sklearn.utils import Bunch
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
-from ..metrics._qa import oracle_span_f1
+from .._compat import HasMethods, Interval, StrOptions, _fit_context
+from ..datasets._reading_episodes import make_locomo_episodes, make_planted_episodes
+from ..utils._docstrings import Substitution, _torch_docstrings
 from ..utils._parallel import Parallel, delayed
 from ._embedder import SentenceEmbedder
-from ._streaming import StreamingMemory, _l2_rows
+from ._gated_episodes import _check_episodes, _check_evidence, _prepare
+from ._gated_policy import (
+    _EXIT_PARAMS,
+    _init_params,
+    _policy_module,
+    _policy_numpy,
+    _surrogate_loss,
+)
+from ._gated_rollouts import (
+    _N_SCALED,
+    _cand_bits,
+    _features,
+    _merge,
+    _reward_exit,  # noqa: F401 (imported from here by tests and bench_grumem.py)
+    _reward_recall,
+    _reward_update,  # noqa: F401
+    _rollouts,
+    _State,
+    _trajectory_rewards,
+)
+from ._streaming import StreamingMemory
 
 __all__ = ["GatedMemoryReader", "make_locomo_episodes", "make_planted_episodes"]
 
-_WORD = re.compile(r"(?u)\b\w+\b")
-_N_FEATURES = 12
-_N_SCALED = 6  # features 1-6 (chunk and memory scores) are standardised, 7-12 used raw
 _POLICIES = ("learned", "vanilla", "oracle_exit", "oracle_gates", "retrieval")
-_PARAM_NAMES = ("A", "a", "w_u", "b_u", "w_e", "v", "b_e")
 _OUTPUT_NAMES = ("chunks_read", "n_chunks", "n_updates", "fraction_read")
 
 
-# ---------------------------------------------------------------------------- input checks
-def _content_tokens(text):
-    return {w for w in _WORD.findall(text.lower()) if w not in ENGLISH_STOP_WORDS}
-
-
-def _check_episodes(X, owner="GatedMemoryReader"):
-    """Validate episodes; return a list of dicts with question, chunks, turn_ids (and extras)."""
-    if isinstance(X, pd.DataFrame):
-        if X.shape[1] != 1:
-            raise ValueError(f"X must be a list of episode dicts or a one-column DataFrame; got "
-                             f"a DataFrame with {X.shape[1]} columns")
-        X = X.iloc[:, 0]
-    if isinstance(X, pd.Series):
-        X = X.tolist()
-    elif isinstance(X, np.ndarray):
-        X = X.ravel().tolist()
-    elif isinstance(X, (dict, str)) or not hasattr(X, "__len__"):
-        raise TypeError(f"X must be a list of episode dicts; got {type(X).__name__}")
-    X = list(X)
-    if not X:
-        raise ValueError(f"X is empty; {owner} needs at least one episode (a dict with "
-                         "'question' and 'chunks')")
-    out = []
-    for i, ep in enumerate(X):
-        if not isinstance(ep, dict):
-            raise TypeError(f"X[{i}] is {type(ep).__name__}; expected a dict with 'question' and "
-                            "'chunks'")
-        for key in ("question", "chunks"):
-            if key not in ep:
-                raise ValueError(f"X[{i}] has no {key!r}; an episode needs 'question' (str) and "
-                                 "'chunks' (list of lists of str)")
-        q = ep["question"]
-        if not isinstance(q, str):
-            raise TypeError(f"X[{i}]['question'] is {type(q).__name__}; {owner} takes str")
-        chunks = ep["chunks"]
-        if isinstance(chunks, str) or not hasattr(chunks, "__len__") or len(chunks) == 0:
-            raise ValueError(f"X[{i}]['chunks'] must be a non-empty list of chunks (lists of "
-                             f"str); got {chunks!r:.60}")
-        chunks = [list(c) if not isinstance(c, str) else c for c in chunks]
-        for t, c in enumerate(chunks):
-            if isinstance(c, str):
-                raise TypeError(f"X[{i}]['chunks'][{t}] is a str; a chunk is a list of turns "
-                                "(str)")
-            if len(c) == 0:
-                raise ValueError(f"X[{i}]['chunks'][{t}] is empty; every chunk needs >= 1 turn")
-            for j, turn in enumerate(c):
-                if not isinstance(turn, str):
-                    raise TypeError(f"X[{i}]['chunks'][{t}][{j}] is {type(turn).__name__}; "
-                                    f"{owner} takes str turns")
-        ids = ep.get("turn_ids")
-        if ids is None:
-            ids = [[(t, j) for j in range(len(c))] for t, c in enumerate(chunks)]
-        else:
-            ids = [list(r) for r in ids]
-            if len(ids) != len(chunks) or any(len(a) != len(b)
-                                              for a, b in zip(ids, chunks, strict=True)):
-                raise ValueError(f"X[{i}]['turn_ids'] must have the shape of X[{i}]['chunks'] "
-                                 f"({[len(c) for c in chunks]} turns per chunk); got "
-                                 f"{[len(r) for r in ids]}")
-            flat = [d for r in ids for d in r]
-            if len(set(flat)) != len(flat):
-                raise ValueError(f"X[{i}]['turn_ids'] holds duplicate ids; turn ids must be "
-                                 "unique within an episode")
-        out.append(dict(ep, chunks=chunks, turn_ids=ids))
-    return out
-
-
-def _check_evidence(evidence, episodes, where):
-    """Evidence sets restricted to ids of each episode (None entries for unusable episodes)."""
-    if evidence is None:
-        if all("evidence" in ep for ep in episodes):
-            evidence = [ep["evidence"] for ep in episodes]
-        else:
-            raise ValueError(f"{where} needs evidence= (one set of turn ids per episode)")
-    if isinstance(evidence, (str, set, frozenset)) or not hasattr(evidence, "__len__"):
-        raise TypeError(f"evidence must be a list with one set of turn ids per episode; got "
-                        f"{type(evidence).__name__}")
-    evidence = list(evidence)
-    if len(evidence) != len(episodes):
-        raise ValueError(f"evidence has {len(evidence)} entries but X has {len(episodes)} "
-                         "episodes; give one set of turn ids per episode")
-    out = []
-    for ep, ev in zip(episodes, evidence, strict=True):
-        if ev is None:
-            out.append(None)
-            continue
-        ev = {ev} if isinstance(ev, (str, tuple)) else set(ev)
-        known = {d for r in ep["turn_ids"] for d in r}
-        ev &= known
-        out.append(ev or None)
-    return out
-
-
-# ---------------------------------------------------------------------------- episodes
-class _Episode:
-    """An episode prepared for reading: per-chunk scores and the candidate items W_t."""
-
-    __slots__ = ("T", "s1", "s2", "smean", "cand", "item_score", "item_rank", "item_mask",
-                 "item_id", "item_text", "item_ev", "nq", "ev", "J", "j_star", "answer",
-                 "category", "question")
-
-
-def _prepare(episodes, embedder, write_size, evidence=None, answers=None):
-    texts = {}
-    for ep in episodes:
-        texts.setdefault(ep["question"], len(texts))
-        for c in ep["chunks"]:
-            for turn in c:
-                texts.setdefault(turn, len(texts))
-    V = embedder.transform(list(texts))
-    if hasattr(V, "toarray"):
-        V = V.toarray()
-    V = _l2_rows(np.asarray(V, dtype=np.float64))
-    # turn scores, one matrix product per distinct context (LoCoMo questions share theirs)
-    groups = {}
-    for i, ep in enumerate(episodes):
-        key = tuple(turn for c in ep["chunks"] for turn in c)
-        groups.setdefault(key, []).append(i)
-    turn_scores = [None] * len(episodes)
-    layout = {}
-    for key, members in groups.items():
-        S = V[[texts[x] for x in key]] @ V[[texts[episodes[i]["question"]] for i in members]].T
-        for col, i in enumerate(members):
-            turn_scores[i] = S[:, col]
-    tok_cache = {}
-    out = []
-    for i, ep in enumerate(episodes):
-        e = _Episode()
-        e.question = ep["question"]
-        qtok = sorted(_content_tokens(ep["question"]))
-        bit = {w: 1 << k for k, w in enumerate(qtok)}
-        e.nq = len(qtok)
-        T = len(ep["chunks"])
-        e.T = T
-        lens = tuple(len(c) for c in ep["chunks"])
-        lay = layout.get(lens)
-        if lay is None:
-            n = np.asarray(lens)
-            starts = np.concatenate([[0], np.cumsum(n)[:-1]])
-            chunk_of = np.repeat(np.arange(T), n)
-            lay = layout[lens] = (n, starts, chunk_of, np.arange(len(chunk_of)) -
-                                  starts[chunk_of])
-        n, starts, chunk_of, _ = lay
-        sc = turn_scores[i]
-        e.s1 = np.maximum.reduceat(sc, starts)
-        e.smean = np.add.reduceat(sc, starts) / n
-        # per chunk: turns by score descending, ties by earlier turn
-        order = np.lexsort((np.arange(len(sc)), -sc, chunk_of))
-        rank_in_chunk = np.arange(len(sc)) - starts[chunk_of[order]]
-        second = order[rank_in_chunk == 1]
-        e.s2 = np.zeros(T)
-        e.s2[chunk_of[second]] = sc[second]
-        top = order[rank_in_chunk < write_size]
-        flat_ids = [d for r in ep["turn_ids"] for d in r]
-        flat_txt = [x for c in ep["chunks"] for x in c]
-        scores = sc[top].tolist()
-        ids = [flat_ids[j] for j in top]
-        txts = [flat_txt[j] for j in top]
-        e.cand = [[] for _ in range(T)]
-        for k, c in enumerate(chunk_of[top].tolist()):
-            e.cand[c].append(k)
-        ev = evidence[i] if evidence is not None else None
-        e.ev = ev
-        e.J = set()
-        if ev is not None:
-            e.J = {int(chunk_of[j]) + 1 for j, d in enumerate(flat_ids) if d in ev}
-        e.item_score, e.item_id, e.item_text = scores, ids, txts
-        e.item_ev = [ev is not None and d in ev for d in ids]
-        masks = []
-        for txt in txts:
-            toks = tok_cache.get(txt)
-            if toks is None:
-                toks = tok_cache[txt] = _content_tokens(txt)
-            m = 0
-            for w in toks:
-                m |= bit.get(w, 0)
-            masks.append(m)
-        e.item_mask = masks
-        order = sorted(range(len(scores)), key=lambda k: (-scores[k], k))
-        rank = [0] * len(scores)
-        for r, k in enumerate(order):
-            rank[k] = r
-        e.item_rank = rank
-        e.j_star = max(e.J) if e.J else None
-        e.answer = answers[i] if answers is not None else None
-        e.category = int(ep.get("category", 4))
-        out.append(e)
-    return out
-
-
-# ---------------------------------------------------------------------------- rewards
-def _reward_update(u, tau, J):
-    """Balanced accuracy of the update gate over the read chunks (unread evidence = misses)."""
-    hit = sum(1 for t in range(1, tau + 1) if t in J and u[t - 1])
-    n_free = sum(1 for t in range(1, tau + 1) if t not in J)
-    keep = sum(1 for t in range(1, tau + 1) if t not in J and not u[t - 1])
-    return 0.5 * (hit / len(J) + (keep / n_free if n_free else 1.0))
-
-
-def _reward_exit(tau, j_star, T):
-    """1 for stopping right after the last evidence chunk, falling to 0 at the end; 0 if early."""
-    if tau < j_star:
-        return 0.0
-    return 1.0 - (tau - j_star) / max(T - j_star, 1)
-
-
-def _reward_recall(memory_ids, evidence):
-    return len(set(memory_ids) & set(evidence)) / len(evidence)
-
-
-# ---------------------------------------------------------------------------- the reading loop
-class _State:
-    __slots__ = ("ep", "mem", "n_upd", "last", "u", "e", "tau", "cov_bits", "mmin", "mmax",
-                 "done", "pu", "pe", "trace")
-
-    def __init__(self, ep, trace=False):
-        self.ep = ep
-        self.mem = []
-        self.n_upd = 0
-        self.last = 0
-        self.u, self.e, self.pu, self.pe = [], [], [], []
-        self.tau = 0
-        self.cov_bits = 0
-        self.mmin = self.mmax = 0.0
-        self.done = False
-        self.trace = [] if trace else None
-
-    def set_memory(self, mem):
-        ep = self.ep
-        self.mem = mem
-        bits = 0
-        for k in mem:
-            bits |= ep.item_mask[k]
-        self.cov_bits = bits
-        sc = [ep.item_score[k] for k in mem]
-        self.mmin = min(sc) if sc else 0.0
-        self.mmax = max(sc) if sc else 0.0
-
-
-def _merge(state, t, K, fifo):
-    ep = state.ep
-    new = state.mem + ep.cand[t - 1]
-    if fifo:
-        return new[-K:]
-    return sorted(new, key=ep.item_rank.__getitem__)[:K]
-
-
-def _cand_bits(state, cand):
-    masks = state.ep.item_mask
-    bits = 0
-    for k in cand:
-        bits |= masks[k]
-    return bits
-
-
-def _features(state, t, cand_bits, K):
-    """The 12 gate features at chunk t given the memory of ``state`` and the candidate's bits."""
-    ep = state.ep
-    T = ep.T
-    nq = ep.nq
-    cov = state.cov_bits.bit_count() / nq if nq else 0.0
-    cov_hat = cand_bits.bit_count() / nq if nq else 0.0
-    s1 = ep.s1[t - 1]
-    n = len(state.mem)
-    return [s1, ep.s2[t - 1], ep.smean[t - 1], state.mmin, state.mmax,
-            s1 - state.mmin if n == K else s1, n / K, t / T, state.n_upd / T,
-            (t - state.last) / T if state.last else t / T, cov, cov_hat - cov]
-
-
-def _sigmoid(z):
-    return 0.5 * (1.0 + np.tanh(0.5 * z))
-
-
-def _heads(P, Phi, mean, scale):
-    Z = Phi.copy()
-    Z[:, :_N_SCALED] = (Z[:, :_N_SCALED] - mean) / scale
-    return np.tanh(Z @ P["A"].T + P["a"])
-
-
-def _rollouts(eps, P, mean, scale, *, K, fifo, policy, gates, rng=None, group_size=1,
-              thresholds=(0.5, 0.5), record=False, trace=False):
-    """Run the reading loop on every episode (``group_size`` trajectories each).
-
-    ``rng`` None means greedy gates. Returns the final states and, when ``record``, the rows of
-    the update and exit decisions for the loss.
-    """
-    states = [_State(ep, trace) for ep in eps for _ in range(group_size)]
-    rows_u, rows_e = ([], [], []), ([], [], [], [])
-    t = 0
-    active = list(range(len(states)))
-    while active:
-        t += 1
-        cands = [_merge(states[i], t, K, fifo) for i in active]
-        n = len(active)
-        if policy == "learned":
-            bits = [_cand_bits(states[i], c) for i, c in zip(active, cands, strict=True)]
-            cbits = dict(zip(active, bits, strict=True))
-            Phi = np.array([_features(states[i], t, b, K)
-                            for i, b in zip(active, bits, strict=True)])
-            H = _heads(P, Phi, mean, scale)
-            pu = _sigmoid(H @ P["w_u"] + P["b_u"])
-            u = rng.random(n) < pu if rng is not None else pu > thresholds[0]
-            if record:
-                rows_u[0].append(Phi)
-                rows_u[1].append(u.astype(np.float64))
-                rows_u[2].append(np.asarray(active))
-        else:
-            pu = np.full(n, np.nan)
-            if policy == "oracle_gates":
-                u = np.array([t in states[i].ep.J for i in active])
-            else:
-                u = np.ones(n, dtype=bool)
-        for k, i in enumerate(active):
-            s = states[i]
-            s.u.append(bool(u[k]))
-            s.pu.append(float(pu[k]))
-            if u[k]:
-                s.set_memory(cands[k])
-                s.n_upd += 1
-                s.last = t
-        # exit decision (none at the last chunk: the loop ends anyway)
-        open_ = [i for i in active if t < states[i].ep.T]
-        e = np.zeros(len(open_), dtype=bool)
-        pe = np.full(len(open_), np.nan)
-        if open_ and policy == "learned" and gates == "both":
-            Phi = np.array([_features(states[i], t, cbits[i], K) for i in open_])
-            uu = np.array([float(states[i].u[-1]) for i in open_])
-            H = _heads(P, Phi, mean, scale)
-            pe = _sigmoid(H @ P["w_e"] + P["v"] * uu + P["b_e"])
-            e = rng.random(len(open_)) < pe if rng is not None else pe > thresholds[1]
-            if record:
-                rows_e[0].append(Phi)
-                rows_e[1].append(uu)
-                rows_e[2].append(e.astype(np.float64))
-                rows_e[3].append(np.asarray(open_))
-        elif open_ and policy in ("oracle_exit", "oracle_gates"):
-            e = np.array([t >= states[i].ep.j_star for i in open_])
-        exit_of = dict(zip(open_, zip(e.tolist(), pe.tolist(), strict=True), strict=True))
-        still = []
-        for i in active:
-            s = states[i]
-            if i in exit_of:
-                ex, p = exit_of[i]
-                s.e.append(bool(ex))
-                s.pe.append(float(p))
-            else:
-                ex = True
-                s.e.append(True)
-                s.pe.append(float("nan"))
-            if s.trace is not None:
-                s.trace.append([s.ep.item_id[k] for k in s.mem])
-            if ex:
-                s.done = True
-                s.tau = t
-            else:
-                still.append(i)
-        active = still
-    if not record:
-        return states, None
-    cat = [np.concatenate(r) if r else np.zeros((0, _N_FEATURES)) for r in rows_u]
-    cate = [np.concatenate(r) if r else np.zeros((0, _N_FEATURES)) for r in rows_e]
-    return states, (cat, cate)
-
-
-def _trajectory_rewards(state, reward):
-    ep = state.ep
-    ids = [ep.item_id[k] for k in state.mem]
-    if reward == "recall":
-        r_out = _reward_recall(ids, ep.ev)
-    else:
-        r_out = oracle_span_f1([ep.item_text[k] for k in state.mem], ep.answer, ep.category)
-    return r_out, _reward_update(state.u, state.tau, ep.J), _reward_exit(state.tau, ep.j_star,
-                                                                          ep.T)
-
-
-def _init_params(rng, hidden, exit_bias):
-    bound = np.sqrt(6.0 / (hidden + _N_FEATURES))
-    return {"A": rng.uniform(-bound, bound, size=(hidden, _N_FEATURES)),
-            "a": np.zeros(hidden), "w_u": np.zeros(hidden), "b_u": np.zeros(()),
-            "w_e": np.zeros(hidden), "v": np.zeros(()), "b_e": np.full((), float(exit_bias))}
-
-
-def _surrogate_loss(T, rows, adv, n_traj, mean, scale, entropy_weight, torch):
-    """REINFORCE loss with a group baseline and an entropy bonus, on recorded decisions."""
-    (Phi_u, U, tu), (Phi_e, Ue, E, te) = rows
-    mean_t, scale_t = torch.as_tensor(mean), torch.as_tensor(scale)
-    adv = torch.as_tensor(adv)
-    F = torch.nn.functional
-
-    def trunk(Phi):
-        Z = torch.as_tensor(Phi).clone()
-        Z[:, :_N_SCALED] = (Z[:, :_N_SCALED] - mean_t) / scale_t
-        return torch.tanh(Z @ T["A"].T + T["a"])
-
-    def logp_and_entropy(z, act):
-        lp1, lp0 = F.logsigmoid(z), F.logsigmoid(-z)
-        logp = act * lp1 + (1 - act) * lp0
-        ent = -(torch.exp(lp1) * lp1 + torch.exp(lp0) * lp0)
-        return logp, ent
-
-    zu = trunk(Phi_u) @ T["w_u"] + T["b_u"]
-    lpu, hu = logp_and_entropy(zu, torch.as_tensor(U))
-    pg = (adv[torch.as_tensor(tu)] * lpu).sum()
-    ent = hu.sum()
-    if len(E):
-        ze = trunk(Phi_e) @ T["w_e"] + T["v"] * torch.as_tensor(Ue) + T["b_e"]
-        lpe, he = logp_and_entropy(ze, torch.as_tensor(E))
-        pg = pg + (adv[torch.as_tensor(te)] * lpe).sum()
-        ent = ent + he.sum()
-    return -(pg + entropy_weight * ent) / n_traj, float(ent.detach()) / max(len(U) + len(E), 1)
-
-
-def _adam_step(params, grads, m, v, step, lr, max_norm, torch, betas=(0.9, 0.999), eps=1e-8):
-    """One Adam step after clipping the global gradient norm to ``max_norm``."""
-    norm = float(torch.sqrt(sum((g * g).sum() for g in grads)))
-    c = min(1.0, max_norm / (norm + 1e-6))
-    with torch.no_grad():
-        for p, g, mi, vi in zip(params, grads, m, v, strict=True):
-            g = g * c
-            mi.mul_(betas[0]).add_(g, alpha=1 - betas[0])
-            vi.mul_(betas[1]).addcmul_(g, g, value=1 - betas[1])
-            m_hat = mi / (1 - betas[0] ** step)
-            v_hat = vi / (1 - betas[1] ** step)
-            p.sub_(lr * m_hat / (torch.sqrt(v_hat) + eps))
-    return norm
-
-
 # ---------------------------------------------------------------------------- the estimator
+@Substitution(**_torch_docstrings)
 class GatedMemoryReader(TransformerMixin, BaseEstimator):
     """Question-conditioned chunked reading with learned update and exit gates.
 
@@ -482,6 +70,15 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
     group-normalised advantage of GRPO [2]_ (no reference model, no KL term, no format
     reward). The outcome reward is evidence recall (or an extractive oracle-span F1), not
     the score of a generated answer; the paper's numbers are not reproduced.
+
+    Training steps a torch optimizer (``optimizer``, Adam by default) on the clipped gradient
+    of the surrogate and keeps the weights of the best greedy validation reward. A run that
+    blows up follows the package's one divergence policy
+    (:class:`~sklearn_icml26.base.DivergenceGuard`): a non-finite loss stops training, the
+    last weights that gave a finite loss are restored and a
+    :class:`~sklearn.exceptions.ConvergenceWarning` says so; a training loss (the regret, see
+    ``loss_curve_``) that ends a hundredfold above its first value warns. See the
+    :ref:`User Guide <user_guide_grumem>`.
 
     Parameters
     ----------
@@ -507,24 +104,30 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
         Weight of r_exit (ignored with ``gates="update"``).
     hidden_size : int, default=32
         Units of the shared tanh layer.
-    n_steps : int, default=300
-        Policy-gradient steps.
+    max_iter : int, default=300
+        Policy-gradient steps, each on ``batch_size`` sampled episodes.
     batch_size : int, default=16
         Training episodes per step (drawn without replacement).
     group_size : int, default=8
         Sampled trajectories per episode (the group of the baseline).
-    learning_rate : float, default=0.01
-        Adam step size.
+    lr : float, default=0.01
+        {lr}
+    optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
+default="adam"
+        {optimizer}
+    optimizer_params : dict or None, default=None
+        {optimizer_params}
     entropy_weight : float, default=0.01
         Weight of the entropy bonus of both gates.
     max_grad_norm : float, default=1.0
-        Global gradient-norm clip.
+        Global gradient-norm clip (before each optimizer step).
     validation_fraction : float, default=0.1
         Share of training episodes held out to choose the checkpoint (by conversation when the
         episodes carry a ``"conversation"`` key with >= 2 values, else by episode); 0 keeps
         the last step.
     eval_every : int, default=25
-        Steps between greedy evaluations on the validation split.
+        Steps between greedy evaluations on the validation split; the weights of the best
+        evaluation are kept (early stopping on the validation reward).
     update_threshold : float, default=0.5
         Greedy update gate: write when its probability exceeds this.
     exit_threshold : float, default=0.5
@@ -536,7 +139,10 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
     n_jobs : int, default=None
         Parallel jobs over episodes at inference.
     verbose : int, default=0
-        Print the training reward and validation reward every ``eval_every`` steps.
+        ``0`` is silent; ``1`` prints about 20 progress lines (the first step, every
+        ``ceil(max_iter / 20)``-th and the last: training loss and reward, and the greedy
+        validation reward on an evaluation step), ``2`` or more one line per step, as plain
+        text.
 
     Attributes
     ----------
@@ -545,22 +151,38 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
     params_ : dict of ndarray
         Policy weights: ``A`` (hidden_size, 12), ``a`` (hidden_size,), ``w_u``
         (hidden_size,), ``b_u`` (), ``w_e`` (hidden_size,), ``v`` (), ``b_e`` ().
-    feature_mean_ : ndarray of shape (6,)
+    mean_ : ndarray of shape (6,)
         Means of the six score features (an always-update pass over training episodes).
-    feature_scale_ : ndarray of shape (6,)
+    scale_ : ndarray of shape (6,)
         Their standard deviations (floored at 1e-6).
-    history_ : pandas.DataFrame
-        One row per training step (step 0: the initial policy): mean total reward, r_out,
-        r_upd, r_exit, chunks read, mean update / exit probabilities, mean entropy, groups
-        without signal (tied rewards), and the greedy validation reward, recall and chunks at
-        evaluation steps (NaN elsewhere).
+    loss_curve_ : list of float
+        Training loss of each step, ``n_iter_`` values: the regret of the step's sampled
+        trajectories, the largest total reward (``1 + update_weight + exit_weight``, without
+        ``exit_weight`` for ``gates="update"``) minus their mean total reward. (The gradient
+        comes from the policy-gradient surrogate, ``surrogate`` in ``training_log_``, whose
+        group-normalised advantages centre it near 0 whatever the policy learned.)
+    validation_scores_ : list of float
+        Mean total reward of the greedy gates on the validation split (the training episodes
+        when there is none) at each evaluation: step 0 (the initial policy), every
+        ``eval_every`` steps and the last step.
+    training_log_ : pandas.DataFrame
+        One row per step (step 0: the initial policy): ``loss`` (as in ``loss_curve_``),
+        ``surrogate`` (the loss minimised: minus the advantage-weighted log-probabilities of
+        the sampled gate actions, minus the entropy bonus), the mean total ``reward``
+        and its parts ``r_out``, ``r_upd``, ``r_exit`` over the sampled trajectories,
+        ``chunks_read``, the mean update / exit probabilities ``p_update``, ``p_exit``, the
+        mean ``entropy``, ``tied_groups`` (groups without signal), and at evaluation steps the
+        greedy ``valid_reward`` (as in ``validation_scores_``), ``valid_recall`` and
+        ``valid_chunks`` (NaN elsewhere).
     best_step_ : int
-        Step of the kept parameters.
+        Step of the kept parameters (the best greedy validation reward).
+    n_iter_ : int
+        Policy-gradient steps run (after a divergence, those whose weights were kept).
     n_train_episodes_ : int
         Episodes used for the policy gradient.
     n_valid_episodes_ : int
         Episodes of the validation split.
-    fit_seconds_ : float
+    fit_time_ : float
         Wall time of :meth:`fit`.
 
     See Also
@@ -594,7 +216,7 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
     >>> from sklearn_icml26.memory import GatedMemoryReader, SentenceEmbedder
     >>> from sklearn_icml26.memory import make_planted_episodes
     >>> data = make_planted_episodes(n_episodes=20, n_chunks=6, random_state=0)
-    >>> reader = GatedMemoryReader(SentenceEmbedder(backend="hashing"), n_steps=20,
+    >>> reader = GatedMemoryReader(SentenceEmbedder(backend="hashing"), max_iter=20,
     ...                            batch_size=8, random_state=0)
     >>> reader = reader.fit(data.X, evidence=data.evidence)
     >>> reader.transform(data.X[:2]).shape
@@ -613,10 +235,12 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
         "update_weight": [Interval(Real, 0, None, closed="left")],
         "exit_weight": [Interval(Real, 0, None, closed="left")],
         "hidden_size": [Interval(Integral, 1, None, closed="left")],
-        "n_steps": [Interval(Integral, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "group_size": [Interval(Integral, 1, None, closed="left")],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "optimizer": [StrOptions({"adam", "adamw", "sgd", "rmsprop", "adamo"}), type],
+        "optimizer_params": [dict, None],
         "entropy_weight": [Interval(Real, 0, None, closed="left")],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
         "validation_fraction": [Interval(Real, 0, 1, closed="left")],
@@ -631,7 +255,8 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
 
     def __init__(self, embedder="auto", *, n_slots=10, write_size=2, memory_policy="score",
                  gates="both", reward="recall", update_weight=0.5, exit_weight=0.5,
-                 hidden_size=32, n_steps=300, batch_size=16, group_size=8, learning_rate=0.01,
+                 hidden_size=32, max_iter=300, batch_size=16, group_size=8, lr=0.01,
+                 optimizer="adam", optimizer_params=None,
                  entropy_weight=0.01, max_grad_norm=1.0, validation_fraction=0.1,
                  eval_every=25, update_threshold=0.5, exit_threshold=0.5,
                  exit_bias_init=-3.0, random_state=None, n_jobs=None, verbose=0):
@@ -644,10 +269,12 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
         self.update_weight = update_weight
         self.exit_weight = exit_weight
         self.hidden_size = hidden_size
-        self.n_steps = n_steps
+        self.max_iter = max_iter
         self.batch_size = batch_size
         self.group_size = group_size
-        self.learning_rate = learning_rate
+        self.lr = lr
+        self.optimizer = optimizer
+        self.optimizer_params = optimizer_params
         self.entropy_weight = entropy_weight
         self.max_grad_norm = max_grad_norm
         self.validation_fraction = validation_fraction
@@ -698,7 +325,7 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
     def _evaluate(self, eps, P):
         if not eps:
             return np.nan, np.nan, np.nan, 0.0
-        states, _ = _rollouts(eps, P, self.feature_mean_, self.feature_scale_,
+        states, _ = _rollouts(eps, P, self.mean_, self.scale_,
                               policy="learned", **self._kw())
         R = [self._total(s) for s in states]
         return (float(np.mean([r[0] for r in R])), float(np.mean([r[1] for r in R])),
@@ -736,6 +363,8 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
         """
         import torch
 
+        from ..base import DivergenceGuard, EpochLogger, make_optimizer, seeded_torch
+
         t_start = time.perf_counter()
         episodes = _check_episodes(X)
         if self.group_size < 2:
@@ -763,7 +392,8 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
         ev = [ev[i] for i in keep]
         answers = [answers[i] for i in keep] if answers is not None else None
         rng = check_random_state(self.random_state)
-        gen = np.random.default_rng(rng.randint(2**31 - 1))
+        seed = int(rng.randint(2**31 - 1))
+        gen = np.random.default_rng(seed)
         self.embedder_ = self._make_embedder(episodes)
         eps = _prepare(episodes, self.embedder_, self.write_size, ev, answers)
         tr, va = self._split(episodes, rng)
@@ -779,71 +409,93 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
             B = len(train)
         # feature scaling from an always-update pass over the training episodes
         Phi = self._vanilla_features(train)
-        self.feature_mean_ = Phi[:, :_N_SCALED].mean(axis=0)
-        self.feature_scale_ = np.maximum(Phi[:, :_N_SCALED].std(axis=0), 1e-6)
+        self.mean_ = Phi[:, :_N_SCALED].mean(axis=0)
+        self.scale_ = np.maximum(Phi[:, :_N_SCALED].std(axis=0), 1e-6)
         P = _init_params(rng, self.hidden_size, self.exit_bias_init)
-        T = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True) for k, v in P.items()}
-        params = [T[k] for k in _PARAM_NAMES if not (self.gates == "update"
-                                                      and k in ("w_e", "v", "b_e"))]
-        adam_m = [torch.zeros_like(p) for p in params]
-        adam_v = [torch.zeros_like(p) for p in params]
-        hist = []
-        best = (-np.inf, 0, {k: v.copy() for k, v in P.items()})
+        # the largest total reward: the training loss is its shortfall (the regret)
+        r_max = 1.0 + self.update_weight + (self.exit_weight if self.gates == "both" else 0.0)
+        name = type(self).__name__
+        hist, evaluated = [], []  # evaluated: (step, greedy validation reward, weights)
         eval_sel = valid if valid else train
 
         def evaluate(step):
             vr, vrec, vch, vupd = self._evaluate(eval_sel, P)
-            nonlocal best
-            if vr > best[0]:
-                best = (vr, step, {k: v.copy() for k, v in P.items()})
+            evaluated.append((step, vr, {k: v.copy() for k, v in P.items()}))
             return vr, vrec, vch
 
         vr, vrec, vch = evaluate(0)
         hist.append({"step": 0, "valid_reward": vr, "valid_recall": vrec, "valid_chunks": vch})
-        for step in range(1, self.n_steps + 1):
-            idx = gen.choice(len(train), size=B, replace=False)
-            batch = [train[i] for i in idx]
-            states, rows = _rollouts(batch, P, self.feature_mean_, self.feature_scale_,
-                                     policy="learned", rng=gen, group_size=self.group_size,
-                                     record=True, **self._kw())
-            R = np.array([self._total(s) for s in states])  # (B*G, 4)
-            Rg = R[:, 0].reshape(B, self.group_size)
-            sd = Rg.std(axis=1, keepdims=True)
-            adv = np.where(sd < 1e-8, 0.0, (Rg - Rg.mean(axis=1, keepdims=True)) / (sd + 1e-6))
-            loss, ent = _surrogate_loss(T, rows, adv.ravel(), len(states), self.feature_mean_,
-                                        self.feature_scale_, self.entropy_weight, torch)
-            grads = torch.autograd.grad(loss, params, allow_unused=True)
-            grads = [torch.zeros_like(p) if g is None else g for p, g in zip(params, grads,
-                                                                             strict=True)]
-            _adam_step(params, grads, adam_m, adam_v, step, self.learning_rate,
-                       self.max_grad_norm, torch)
-            P = {k: v.detach().numpy().copy() for k, v in T.items()}
-            pu = np.concatenate([s.pu for s in states])
-            pe = np.concatenate([s.pe for s in states])
-            row = {"step": step, "reward": R[:, 0].mean(), "r_out": R[:, 1].mean(),
-                   "r_upd": R[:, 2].mean(), "r_exit": R[:, 3].mean(),
-                   "chunks_read": float(np.mean([s.tau for s in states])),
-                   "p_update": float(np.nanmean(pu)),
-                   "p_exit": float(np.nanmean(pe)) if np.isfinite(pe).any() else np.nan,
-                   "entropy": ent, "tied_groups": int((sd < 1e-8).sum())}
-            if step % self.eval_every == 0 or step == self.n_steps:
-                row["valid_reward"], row["valid_recall"], row["valid_chunks"] = evaluate(step)
-                if self.verbose:
-                    print(f"step {step:4d}  train R {row['reward']:.3f}  valid R "
-                          f"{row['valid_reward']:.3f}  chunks {row['valid_chunks']:.1f}")
-            hist.append(row)
-        cols = ["step", "reward", "r_out", "r_upd", "r_exit", "chunks_read", "p_update",
-                "p_exit", "entropy", "tied_groups", "valid_reward", "valid_recall",
-                "valid_chunks"]
-        self.history_ = pd.DataFrame(hist).reindex(columns=cols)
-        _, self.best_step_, self.params_ = best
-        self.best_step_ = int(self.best_step_)
+        # torch only differentiates here (the draws are gen's); seeded all the same
+        with seeded_torch(seed):
+            policy = _policy_module(P, torch)
+            params = [p for k, p in policy.named_parameters()
+                      if not (self.gates == "update" and k in _EXIT_PARAMS)]
+            opt = make_optimizer(self, params)
+            guard = DivergenceGuard(policy, name, unit="step")
+            logger = EpochLogger(self.verbose, max(self.max_iter, 1), name, unit="step")
+            for step in range(1, self.max_iter + 1):
+                idx = gen.choice(len(train), size=B, replace=False)
+                batch = [train[i] for i in idx]
+                states, rows = _rollouts(batch, P, self.mean_, self.scale_,
+                                         policy="learned", rng=gen, group_size=self.group_size,
+                                         record=True, **self._kw())
+                R = np.array([self._total(s) for s in states])  # (B*G, 4)
+                Rg = R[:, 0].reshape(B, self.group_size)
+                sd = Rg.std(axis=1, keepdims=True)
+                adv = np.where(sd < 1e-8, 0.0,
+                               (Rg - Rg.mean(axis=1, keepdims=True)) / (sd + 1e-6))
+                surrogate, ent = _surrogate_loss(dict(policy.named_parameters()), rows,
+                                                 adv.ravel(), len(states), self.mean_,
+                                                 self.scale_, self.entropy_weight, torch)
+                opt.zero_grad(set_to_none=True)
+                surrogate.backward()
+                for p in params:  # a gate without decisions in the batch: a zero gradient
+                    if p.grad is None:
+                        p.grad = torch.zeros_like(p)
+                torch.nn.utils.clip_grad_norm_(params, self.max_grad_norm)
+                opt.step()
+                surrogate = float(surrogate.detach())
+                regret = r_max - float(R[:, 0].mean())
+                # the guard sees the regret, or the surrogate when that is not finite
+                if guard.observe(regret if np.isfinite(surrogate) else surrogate):
+                    break
+                if guard.checkpoint(step, loss=regret):
+                    break
+                P = _policy_numpy(policy)
+                pu = np.concatenate([s.pu for s in states])
+                pe = np.concatenate([s.pe for s in states])
+                row = {"step": step, "loss": regret, "surrogate": surrogate,
+                       "reward": R[:, 0].mean(), "r_out": R[:, 1].mean(),
+                       "r_upd": R[:, 2].mean(), "r_exit": R[:, 3].mean(),
+                       "chunks_read": float(np.mean([s.tau for s in states])),
+                       "p_update": float(np.nanmean(pu)),
+                       "p_exit": float(np.nanmean(pe)) if np.isfinite(pe).any() else np.nan,
+                       "entropy": ent, "tied_groups": int((sd < 1e-8).sum())}
+                if step % self.eval_every == 0 or step == self.max_iter:
+                    row["valid_reward"], row["valid_recall"], row["valid_chunks"] = (
+                        evaluate(step))
+                hist.append(row)
+                logger.log(step, loss=regret, reward=row["reward"],
+                           valid_reward=row.get("valid_reward"))
+            self.n_iter_ = guard.finish()
+        # early stopping: the weights of the best greedy validation reward (the first on
+        # ties) among the kept steps (after a divergence: up to the restored state)
+        hist = [r for r in hist if r["step"] <= self.n_iter_]
+        kept = [e for e in evaluated if e[0] <= self.n_iter_]
+        self.best_step_, _, self.params_ = max(kept, key=lambda e: (e[1], -e[0]))
+        cols = ["step", "loss", "surrogate", "reward", "r_out", "r_upd", "r_exit",
+                "chunks_read", "p_update", "p_exit", "entropy", "tied_groups", "valid_reward",
+                "valid_recall", "valid_chunks"]
+        self.training_log_ = pd.DataFrame(hist).reindex(columns=cols)
+        self.loss_curve_ = [float(r["loss"]) for r in hist[1:]]
+        self.validation_scores_ = [float(r["valid_reward"]) for r in hist
+                                   if "valid_reward" in r]
         *_, upd = self._evaluate(eval_sel, self.params_)
         if upd == 0:
             warnings.warn("update gate closed on all validation chunks: the kept policy never "
-                          "writes, so its memory stays empty (try more n_steps or another "
+                          "writes, so its memory stays empty (try more max_iter or another "
                           "random_state)", ConvergenceWarning, stacklevel=2)
-        self.fit_seconds_ = time.perf_counter() - t_start
+        self.fit_time_ = time.perf_counter() - t_start
         return self
 
     def _vanilla_features(self, eps):
@@ -885,8 +537,8 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
             return self._retrieval(episodes, emb), episodes
         eps = _prepare(episodes, emb, self.write_size, ev)
         P = getattr(self, "params_", None)
-        mean = getattr(self, "feature_mean_", None)
-        scale = getattr(self, "feature_scale_", None)
+        mean = getattr(self, "mean_", None)
+        scale = getattr(self, "scale_", None)
         kw = self._kw()
         n_jobs = self.n_jobs or 1
         if n_jobs == 1 or len(eps) < 2:
@@ -1078,173 +730,5 @@ default="learned"
 
     @classmethod
     def _get_test_params(cls):
-        return [{"embedder": SentenceEmbedder(backend="hashing"), "n_steps": 5, "batch_size": 4,
+        return [{"embedder": SentenceEmbedder(backend="hashing"), "max_iter": 5, "batch_size": 4,
                  "group_size": 4, "random_state": 0}]
-
-
-# ---------------------------------------------------------------------------- episodes
-def make_planted_episodes(n_episodes=50, n_chunks=12, chunk_len=6, n_evidence=(1, 2),
-                          random_state=None):
-    """Reading episodes with planted facts: one question, its fact turn(s) among distractors.
-
-    Episode i asks ``"Where does {name} keep the {object}?"``; its fact turn ``"{name} keeps a
-    {object} in the {place}."`` sits in a chunk drawn uniformly (a second fact, ``"{name} also
-    keeps the {object} near the {place}."``, in another chunk when two evidence turns are
-    drawn); every other turn is a distractor ``"{name} likes {object}s near the {place}."``
-    whose name-object pair is not the question's, so it shares at most one content word with
-    the question.
-
-    Parameters
-    ----------
-    n_episodes : int, default=50
-        Episodes.
-    n_chunks : int, default=12
-        Chunks per episode.
-    chunk_len : int, default=6
-        Turns per chunk.
-    n_evidence : int or (int, int), default=(1, 2)
-        Fact turns per episode, or the inclusive range it is drawn from (at most
-        ``n_chunks``).
-    random_state : int, RandomState instance or None, default=None
-        Seed.
-
-    Returns
-    -------
-    data : Bunch
-        ``X`` (list of episode dicts with ``turn_ids`` ``"c{chunk}:{turn}"``), ``evidence``
-        (list of sets of turn ids), ``answers`` (the place of the first fact),
-        ``evidence_chunks`` (list of sorted lists of 1-based chunk numbers).
-
-    Raises
-    ------
-    ValueError
-        If a size is < 1 or more evidence turns than chunks are asked.
-
-    Examples
-    --------
-    >>> from sklearn_icml26.memory import make_planted_episodes
-    >>> data = make_planted_episodes(n_episodes=3, n_chunks=4, n_evidence=1, random_state=0)
-    >>> len(data.X), len(data.X[0]["chunks"]), len(data.evidence[0])
-    (3, 4, 1)
-    """
-    from ..datasets._memory_stream import _NAMES, _OBJECTS, _PLACES
-
-    lo, hi = (n_evidence, n_evidence) if isinstance(n_evidence, Integral) else n_evidence
-    if min(n_episodes, n_chunks, chunk_len, lo) < 1 or hi < lo or hi > n_chunks:
-        raise ValueError(f"need n_episodes, n_chunks, chunk_len >= 1 and 1 <= n_evidence <= "
-                         f"n_chunks; got {n_episodes}, {n_chunks}, {chunk_len}, {n_evidence}")
-    rng = check_random_state(random_state)
-    X, evidence, answers, ev_chunks = [], [], [], []
-    for _ in range(n_episodes):
-        a, b = int(rng.randint(len(_NAMES))), int(rng.randint(len(_OBJECTS)))
-        chunks = []
-        for _t in range(n_chunks):
-            chunk = []
-            for _j in range(chunk_len):
-                while True:
-                    da, db = int(rng.randint(len(_NAMES))), int(rng.randint(len(_OBJECTS)))
-                    if da != a or db != b:
-                        break
-                chunk.append(f"{_NAMES[da]} likes {_OBJECTS[db]}s near the "
-                             f"{_PLACES[int(rng.randint(len(_PLACES)))]}.")
-            chunks.append(chunk)
-        k = int(rng.randint(lo, hi + 1))
-        where = sorted(rng.choice(n_chunks, size=k, replace=False).tolist())
-        places = rng.choice(len(_PLACES), size=k, replace=False)
-        ev = set()
-        for n_fact, (t, p) in enumerate(zip(where, places, strict=True)):
-            j = int(rng.randint(chunk_len))
-            chunks[t][j] = (f"{_NAMES[a]} keeps a {_OBJECTS[b]} in the {_PLACES[p]}."
-                            if n_fact == 0 else
-                            f"{_NAMES[a]} also keeps the {_OBJECTS[b]} near the {_PLACES[p]}.")
-            ev.add(f"c{t}:{j}")
-        ids = [[f"c{t}:{j}" for j in range(chunk_len)] for t in range(n_chunks)]
-        X.append({"question": f"Where does {_NAMES[a]} keep the {_OBJECTS[b]}?",
-                  "chunks": chunks, "turn_ids": ids})
-        evidence.append(ev)
-        answers.append(_PLACES[places[0]])
-        ev_chunks.append([t + 1 for t in where])
-    return Bunch(X=X, evidence=evidence, answers=answers, evidence_chunks=ev_chunks)
-
-
-def make_locomo_episodes(data=None, *, conversations=None, chunking="session", window_size=10,
-                         include_adversarial=False, text="turn"):
-    """LoCoMo questions as reading episodes: the question, its conversation cut into chunks.
-
-    Parameters
-    ----------
-    data : Bunch, default=None
-        The output of :func:`~sklearn_icml26.datasets.load_locomo`; None loads it from the
-        data home.
-    conversations : list of str, default=None
-        Sample ids to keep (file order); None keeps all ten.
-    chunking : {"session", "window"}, default="session"
-        One chunk per session in order, or consecutive ``window_size`` turns over the whole
-        conversation (crossing sessions).
-    window_size : int, default=10
-        Turns per chunk with ``chunking="window"``.
-    include_adversarial : bool, default=False
-        Keep category-5 questions.
-    text : {"turn", "text"}, default="turn"
-        Turn text: ``"speaker: text [shares caption]"`` or the bare utterance.
-
-    Returns
-    -------
-    episodes : Bunch
-        ``X`` (list of episode dicts: question, chunks, turn_ids (dialogue ids), category,
-        conversation), ``evidence`` (list of sets of dialogue ids), ``answers``,
-        ``categories`` (ndarray of int), ``conversation`` (ndarray of str), ``n_chunks``
-        (ndarray of int). Only questions with at least one clean evidence turn.
-
-    Raises
-    ------
-    ValueError
-        If ``chunking`` or ``text`` is unknown, ``window_size`` < 1, or a conversation is
-        not in the data.
-
-    Examples
-    --------
-    >>> from sklearn_icml26.memory import make_locomo_episodes
-    >>> ep = make_locomo_episodes(conversations=["conv-26"])  # doctest: +SKIP
-    """
-    if chunking not in ("session", "window"):
-        raise ValueError(f"chunking must be 'session' or 'window'; got {chunking!r}")
-    if text not in ("turn", "text"):
-        raise ValueError(f"text must be 'turn' or 'text'; got {text!r}")
-    if not isinstance(window_size, Integral) or window_size < 1:
-        raise ValueError(f"window_size must be an int >= 1; got {window_size!r}")
-    if data is None:
-        from ..datasets import load_locomo
-
-        data = load_locomo()
-    turns, qa = data.turns, data.qa
-    known = list(dict.fromkeys(turns["conversation"]))
-    convs = known if conversations is None else list(conversations)
-    missing = [c for c in convs if c not in known]
-    if missing:
-        raise ValueError(f"conversations {missing} are not in the data; known: {known}")
-    cats = (1, 2, 3, 4, 5) if include_adversarial else (1, 2, 3, 4)
-    col = "formatted" if text == "turn" else "text"
-    X, evidence, answers, categories, conv_of, n_chunks = [], [], [], [], [], []
-    for cid in convs:
-        tt = turns[turns["conversation"] == cid].sort_values("turn_index")
-        texts, ids = tt[col].tolist(), tt["dia_id"].tolist()
-        if chunking == "session":
-            bounds = np.flatnonzero(np.diff(tt["session"].to_numpy())) + 1
-            cut = [0, *bounds.tolist(), len(texts)]
-        else:
-            cut = [*range(0, len(texts), window_size), len(texts)]
-        chunks = [texts[a:b] for a, b in zip(cut[:-1], cut[1:], strict=True)]
-        chunk_ids = [ids[a:b] for a, b in zip(cut[:-1], cut[1:], strict=True)]
-        qs = qa[(qa["conversation"] == cid) & qa["category"].isin(cats)
-                & (qa["evidence"].map(len) > 0)]
-        for q in qs.itertuples(index=False):
-            X.append({"question": q.question, "chunks": chunks, "turn_ids": chunk_ids,
-                      "category": int(q.category), "conversation": cid})
-            evidence.append(set(q.evidence))
-            answers.append(q.answer)
-            categories.append(int(q.category))
-            conv_of.append(cid)
-            n_chunks.append(len(chunks))
-    return Bunch(X=X, evidence=evidence, answers=answers, categories=np.asarray(categories),
-                 conversation=np.asarray(conv_of, dtype=object), n_chunks=np.asarray(n_chunks))

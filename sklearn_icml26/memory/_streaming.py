@@ -12,12 +12,12 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 from sklearn.base import (BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
-                          _fit_context, clone)
+                          clone)
 from sklearn.exceptions import NotFittedError
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
+from .._compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._scaling import _pow2_scale
 from ._bm25 import IncrementalBM25, bm25_tokenize
 from ._embedder import SentenceEmbedder, check_texts

@@ -10,7 +10,8 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy import stats
-from sklearn.utils._param_validation import Interval, validate_params
+
+from .._compat import Interval, validate_params
 
 __all__ = ["hubness_measures", "k_occurrence"]
 

@@ -1,7 +1,12 @@
 """AdamO: Adam plus a decoupled, budgeted orthogonality correction (Qiao et al., ICML 2026)."""
 
+import math
+from numbers import Real
+
 import torch
 from torch.optim import Optimizer
+
+from .._compat import torch_foreach
 
 __all__ = ["AdamO", "AdamOTD"]
 
@@ -27,6 +32,12 @@ def _check_hyperparameters(lr, betas, eps, weight_decay, kappa, tau, eps_r):
     if not 0.0 <= weight_decay:
         raise ValueError(f"Invalid weight_decay value: weight_decay must be >= 0; "
                          f"got {weight_decay}")
+    for name, value in (("kappa", kappa), ("tau", tau), ("eps_r", eps_r)):
+        if isinstance(value, bool) or not isinstance(value, Real):
+            raise TypeError(f"{name} must be a real number; got {type(value).__name__} "
+                            f"{value!r}")
+        if math.isinf(value):  # inf sends the weights (or the budget) to NaN
+            raise ValueError(f"{name} must be finite; got {value}")
     if not kappa >= 0:  # also rejects NaN
         raise ValueError(f"kappa must be >= 0; got {kappa}")
     if not tau >= 0:
@@ -103,6 +114,9 @@ class AdamO(Optimizer):
     Dynamical Isometry" (ICML 2026, arXiv:2606.09762) also call their optimizer "AdamO"; theirs
     takes an unbudgeted isometry step for continual learning. This class is the offline-RL
     optimizer of Qiao et al.; the alias :data:`AdamOTD` names it without ambiguity.
+
+    Read more, and what the remedies of the collapse compare to, in the
+    :ref:`User Guide <user_guide_optim>`.
 
     **Choices not fixed by the paper.** The budget is applied per block; constrained blocks
     are weights with ``min(r, c) >= 2`` (biases, norm scales and one-row heads are excluded);
@@ -263,36 +277,36 @@ class AdamO(Optimizer):
         # (a CPU step count takes the tensor overload, as torch's Adam does, so that the 1 is
         # not wrapped into a new tensor once per parameter)
         if steps[0].is_cpu:
-            torch._foreach_add_(steps, torch.tensor(1.0), alpha=1.0)
+            torch_foreach.add_(steps, torch.tensor(1.0), alpha=1.0)
         else:
-            torch._foreach_add_(steps, 1)
-        moment_grads = torch._foreach_add(grads, params, alpha=wd) if wd != 0 else grads
-        torch._foreach_lerp_(exp_avgs, moment_grads, 1 - beta1)
-        torch._foreach_mul_(exp_avg_sqs, beta2)
-        torch._foreach_addcmul_(exp_avg_sqs, moment_grads, moment_grads, 1 - beta2)
+            torch_foreach.add_(steps, 1)
+        moment_grads = torch_foreach.add(grads, params, alpha=wd) if wd != 0 else grads
+        torch_foreach.lerp_(exp_avgs, moment_grads, 1 - beta1)
+        torch_foreach.mul_(exp_avg_sqs, beta2)
+        torch_foreach.addcmul_(exp_avg_sqs, moment_grads, moment_grads, 1 - beta2)
         del moment_grads
         counts = [s.item() for s in steps]
         bias_correction1 = [1 - beta1 ** t for t in counts]
-        denoms = torch._foreach_sqrt(exp_avg_sqs)
-        torch._foreach_div_(denoms, [(1 - beta2 ** t) ** 0.5 for t in counts])
-        torch._foreach_add_(denoms, eps)
+        denoms = torch_foreach.sqrt(exp_avg_sqs)
+        torch_foreach.div_(denoms, [(1 - beta2 ** t) ** 0.5 for t in counts])
+        torch_foreach.add_(denoms, eps)
         blocks = ([i for i, p in enumerate(params) if _is_constrained(p, ortho)]
                   if kappa > 0 else [])
         # the correction is computed from the weights before Adam's update moves them
         deltas = self._corrections(group, blocks, params, grads, exp_avgs, denoms,
                                    bias_correction1) if blocks else []
-        torch._foreach_addcdiv_(params, exp_avgs, denoms, [-(lr / bc) for bc in bias_correction1])
+        torch_foreach.addcdiv_(params, exp_avgs, denoms, [-(lr / bc) for bc in bias_correction1])
         if deltas:
-            torch._foreach_add_([params[i] for i in blocks], deltas, alpha=-lr)
+            torch_foreach.add_([params[i] for i in blocks], deltas, alpha=-lr)
 
     def _corrections(self, group, blocks, params, grads, exp_avgs, denoms, bias_correction1):
         """The budgeted corrections ``delta`` of the constrained blocks (in their order)."""
         kappa, tau, eps_r = group["kappa"], group["tau"], group["eps_r"]
         deltas = [orthogonality_residual(params[i]) for i in blocks]
         # u = m_hat / (sqrt(v_hat) + eps) = (m / denom) / bias_correction1
-        quotients = torch._foreach_div([exp_avgs[i] for i in blocks], [denoms[i] for i in blocks])
-        norm_q = torch._foreach_norm(quotients)
-        norm_r = torch._foreach_norm(deltas)
+        quotients = torch_foreach.div([exp_avgs[i] for i in blocks], [denoms[i] for i in blocks])
+        norm_q = torch_foreach.norm(quotients)
+        norm_r = torch_foreach.norm(deltas)
         g_q, g_r = [], []
         for k, i in enumerate(blocks):
             g = grads[i].reshape(-1)

@@ -54,7 +54,7 @@ def run_demo(data_home=None, verbose=1, fast=False):
         if verbose:
             print(f"[adamo demo] {name}: {steps} TD steps on {dataset} ...", flush=True)
         est = OfflineQRegressor(hidden_layer_sizes=hidden, target_update="none",
-                                n_steps=steps, diagnose_every=0, random_state=0, **params)
+                                max_iter=steps, diagnose_every=0, random_state=0, **params)
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)

@@ -1,24 +1,32 @@
 """Offline Q-learning critic with collapse diagnostics (testbed of AdamO)."""
 
 import copy
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.metrics import r2_score
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import nn
 
-from ..base import _TORCH_RNG_LOCK, TorchEstimatorMixin
+from .._compat import Interval, StrOptions, _fit_context
+from ..base import (
+    DivergenceGuard,
+    EpochLogger,
+    TorchEstimatorMixin,
+    _rose_hundredfold,
+    make_optimizer,
+    seeded_torch,
+)
+from ..utils._docstrings import Substitution, _torch_docstrings
+from ..utils._scaling import _robust_mean_std, _standardize
 from ._spectral import td_spectral_radius
 
 __all__ = ["OfflineQRegressor"]
 
-_SNAPSHOT_EVERY = 100  # steps between copies of finite parameters (restored after a NaN)
+_CHECK_EVERY = 100  # steps between the divergence guard's checkpoints (state copies)
 
 
 class _QNetwork(nn.Module):
@@ -38,6 +46,21 @@ class _QNetwork(nn.Module):
 
     def forward(self, s):
         return self.body(s)
+
+
+def _isometry_penalty(module):
+    """``sum_W R(W)`` over the weight blocks ``W`` with both sides >= 2 (AdamO's scope).
+
+    ``R(W) = ||W W^T - I||_F^2 / 4`` with the smaller Gram matrix (AdamO's isometry penalty,
+    ``optim._adamo.orthogonality_residual`` is its gradient).
+    """
+    total = 0.0
+    for p in module.parameters():
+        if p.ndim == 2 and min(p.shape) >= 2:
+            gram = p @ p.T if p.shape[0] < p.shape[1] else p.T @ p
+            eye = torch.eye(gram.shape[0], dtype=p.dtype, device=p.device)
+            total = total + 0.25 * ((gram - eye) ** 2).sum()
+    return total
 
 
 class _StateActionCritic(nn.Module):
@@ -82,6 +105,7 @@ def _check_terminals(terminals, n_samples):
                      f"{t.dtype} with values {np.unique(t)[:5]}")
 
 
+@Substitution(**_torch_docstrings)
 class OfflineQRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     """Offline Q-learning critic with divergence detection and spectral diagnostics.
 
@@ -95,10 +119,17 @@ class OfflineQRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     :func:`~sklearn_icml26.optim.td_spectral_radius` records the spectral radius ``rho`` of the
     linearised Adam-TD dynamics and the largest real part of the eigenvalues of ``S``, computed
     with the online network on a fixed probe set (with a target network the linearisation is
-    that of the online update, an approximation). Training stops with a
-    :class:`~sklearn.exceptions.ConvergenceWarning` once ``max |Q|`` over a batch exceeds
-    ``divergence_threshold * q_bound_`` or is not finite (``diverged_`` is then True; a
-    non-finite network is replaced by its last finite copy, at most 100 steps old).
+    that of the online update, an approximation).
+
+    A fit that blows up follows the package's one divergence policy
+    (:class:`~sklearn_icml26.base.DivergenceGuard`, unit: the step): at a non-finite loss
+    training stops and the networks get back their last checked state whose loss was finite
+    (checked every 100 steps); a loss that ends a hundredfold above its first value is a
+    finite divergence, whose state is kept. Both issue the package's one
+    :class:`~sklearn.exceptions.ConvergenceWarning`. A collapse (``max |Q|`` over a batch
+    beyond ``divergence_threshold * q_bound_`` once the loss has risen a hundredfold) is
+    such a finite divergence; training stops there instead of running on. ``diverged_`` and
+    ``divergence_step_`` record it. See the :ref:`User Guide <user_guide_optim>`.
 
     Without ``next_states`` the target is the reward alone: plain supervised regression of
     ``y`` on ``X`` (``S = -K`` is negative semidefinite, the stable case), with one action
@@ -131,32 +162,42 @@ class OfflineQRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         Polyak rate in (0, 1].
     hard_update_every : int, default=1000
         Steps between copies of the ``"hard"`` target.
+    orthogonality_penalty : float, default=0.0
+        Weight ``lambda`` of the isometry penalty ``lambda sum_W R(W)`` added to the TD loss,
+        with ``R(W) = ||W W^T - I||_F^2 / 4`` (smaller Gram matrix) over the weight blocks
+        with both sides >= 2: the *coupled* form of the correction that
+        :class:`~sklearn_icml26.optim.AdamO` applies decoupled from Adam's moments (an
+        ablation of it; see the :ref:`User Guide <user_guide_optim>`). 0 turns it off.
     optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
 default="adam"
-        Optimizer; ``"adamo"`` is :class:`~sklearn_icml26.optim.AdamO`.
+        {optimizer}
     optimizer_params : dict or None, default=None
-        Extra keyword arguments of the optimizer, e.g. ``{"kappa": 1.0, "tau": 0.05}`` for
-        ``"adamo"`` or ``{"weight_decay": 1e-2}`` for ``"adamw"``; ``lr`` has its own parameter.
+        {optimizer_params}
     lr : float, default=1e-3
-        Learning rate (> 0).
+        {lr}
     batch_size : int, default=256
         Transitions per step, drawn uniformly with replacement; ``-1`` uses all.
-    n_steps : int, default=20000
-        Maximum number of gradient steps.
+    max_iter : int, default=20000
+        Number of optimizer steps, each on a freshly drawn batch of transitions.
     diagnose_every : int, default=1000
         Steps between spectral diagnostics (step 0 included); 0 turns them off.
     diagnose_points : int, default=256
         Size of the fixed probe set of the diagnostics (at most the number of samples).
     divergence_threshold : float, default=100.0
-        Training stops once ``max |Q| > divergence_threshold * q_bound_`` (> 0).
+        A collapse: ``max |Q| > divergence_threshold * q_bound_`` (> 0) over a step's batch
+        while the loss is a hundredfold or more above its first value (the package's rule of
+        a finite divergence). Training stops there with the divergence warning and keeps its
+        state.
     precision : {"float32", "float64"}, default="float32"
-        Floating point precision of the network.
+        {precision}
     device : str, default="cpu"
-        Torch device.
+        {device}
     random_state : int, RandomState instance or None, default=None
-        Seeds initialisation, the mini-batches and the probe set.
+        {random_state}
     verbose : int, default=0
-        ``1`` prints the TD loss, ``max |Q|`` and ``rho`` at every diagnostic.
+        ``0`` is silent; ``1`` prints about 20 progress lines (the first step, every
+        ``ceil(max_iter / 20)``-th and the last: TD loss, ``max |Q|``, and ``rho`` on a
+        diagnostic step), ``2`` or more one line per step, as plain text.
 
     Attributes
     ----------
@@ -180,10 +221,12 @@ default="adam"
         Whether ``next_states`` were given (bootstrapped targets).
     q_max_history_ : ndarray of shape (n_iter_,)
         ``max |Q(s, a)|`` over each step's batch, in the units of ``y``.
-    td_loss_history_ : ndarray of shape (n_iter_,)
-        Mean squared TD error of each step's batch, in the units of ``y`` squared.
+    loss_curve_ : list of float
+        Mean squared TD error of each step's batch (before the step), ``n_iter_`` values, in
+        the units of ``y`` squared (inf where those overflow, ``|y|`` beyond about 1e154).
     diagnose_steps_ : ndarray of shape (n_diagnostics,)
-        Steps at which the diagnostics ran.
+        Steps at which the diagnostics ran (before that step's update; those of the kept
+        state).
     rho_history_ : ndarray of shape (n_diagnostics,)
         Spectral radius of the augmented operator ``A(eta)``.
     max_real_eig_history_ : ndarray of shape (n_diagnostics,)
@@ -191,11 +234,14 @@ default="adam"
     isometry_defect_history_ : ndarray of shape (n_diagnostics,)
         ``||Phi^T Phi - I||_2`` on the probe set.
     diverged_ : bool
-        Whether training stopped on divergence.
+        Whether the fit diverged (and warned): a non-finite loss, a collapse past
+        ``divergence_threshold`` or a hundredfold rise of the loss.
     divergence_step_ : int or None
-        The step at which it stopped, if it diverged.
+        The step at which training stopped on a divergence (None when it ran ``max_iter``
+        steps).
     n_iter_ : int
-        Steps run.
+        Steps whose state is kept: ``max_iter``, the step of a collapse, or after a
+        non-finite loss the step of the restored state (0: the initial one).
 
     Raises
     ------
@@ -221,7 +267,7 @@ default="adam"
     >>> from sklearn_icml26.datasets import make_offline_rl_dataset
     >>> from sklearn_icml26.optim import OfflineQRegressor
     >>> data = make_offline_rl_dataset(n_transitions=500, random_state=0)
-    >>> critic = OfflineQRegressor(hidden_layer_sizes=(32,), n_steps=50, batch_size=64,
+    >>> critic = OfflineQRegressor(hidden_layer_sizes=(32,), max_iter=50, batch_size=64,
     ...                            diagnose_every=25, diagnose_points=32, random_state=0)
     >>> critic = critic.fit(data.states, data.rewards, actions=data.actions,
     ...                     next_states=data.next_states, terminals=data.terminals)
@@ -239,18 +285,19 @@ default="adam"
         "target_update": [StrOptions({"none", "polyak", "hard"})],
         "polyak_tau": [Interval(Real, 0, 1, closed="right")],
         "hard_update_every": [Interval(Integral, 1, None, closed="left")],
-        "n_steps": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
         "diagnose_every": [Interval(Integral, 0, None, closed="left")],
         "diagnose_points": [Interval(Integral, 1, None, closed="left")],
         "divergence_threshold": [Interval(Real, 0, None, closed="neither")],
+        "orthogonality_penalty": [Interval(Real, 0, None, closed="left")],
     }
 
     def __init__(self, gamma=0.99, n_actions=None, *, hidden_layer_sizes=(256, 256),
                  layer_norm=False, target_update="polyak", polyak_tau=0.005,
-                 hard_update_every=1000, optimizer="adam", optimizer_params=None, lr=1e-3,
-                 batch_size=256, n_steps=20000, diagnose_every=1000, diagnose_points=256,
-                 divergence_threshold=100.0, precision="float32", device="cpu",
-                 random_state=None, verbose=0):
+                 hard_update_every=1000, orthogonality_penalty=0.0, optimizer="adam",
+                 optimizer_params=None, lr=1e-3, batch_size=256, max_iter=20000,
+                 diagnose_every=1000, diagnose_points=256, divergence_threshold=100.0,
+                 precision="float32", device="cpu", random_state=None, verbose=0):
         self.gamma = gamma
         self.n_actions = n_actions
         self.hidden_layer_sizes = hidden_layer_sizes
@@ -258,11 +305,12 @@ default="adam"
         self.target_update = target_update
         self.polyak_tau = polyak_tau
         self.hard_update_every = hard_update_every
+        self.orthogonality_penalty = orthogonality_penalty
         self.optimizer = optimizer
         self.optimizer_params = optimizer_params
         self.lr = lr
         self.batch_size = batch_size
-        self.n_steps = n_steps
+        self.max_iter = max_iter
         self.diagnose_every = diagnose_every
         self.diagnose_points = diagnose_points
         self.divergence_threshold = divergence_threshold
@@ -275,17 +323,13 @@ default="adam"
     def _get_test_params(cls):
         # full batch: sample orders and subsets give the same fit; 30 Adam steps at lr 0.1
         # pass the common score checks on standardised targets (R^2 0.85)
-        return [dict(hidden_layer_sizes=(16,), n_steps=30, batch_size=-1, lr=0.1,
+        return [dict(hidden_layer_sizes=(16,), max_iter=30, batch_size=-1, lr=0.1,
                      diagnose_every=0, precision="float64", random_state=0)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = False
         return tags
-
-    # hook for penalties added to the TD loss (the coupled-penalty anchor of the benchmark)
-    def _extra_loss(self, module):
-        return None
 
     def _check_hidden(self):
         hidden = np.asarray(self.hidden_layer_sizes)
@@ -347,9 +391,6 @@ default="adam"
         """
         self._check_device()
         hidden = self._check_hidden()
-        optimizer_class = self._optimizer_class()
-        optimizer_kwargs = {k.removeprefix("optimizer__"): v
-                            for k, v in self._optimizer_kwargs(optimizer_class).items()}
         X, y = validate_data(self, X, y, y_numeric=True, ensure_min_samples=2,
                              dtype=np.float64)
         a, s2, done = self._validate_transitions(X, actions, next_states, terminals,
@@ -360,63 +401,71 @@ default="adam"
                               else (a.max() + 1 if actions is not None else 1))
         y_abs = float(np.max(np.abs(y)))
         if self.td_mode_:
-            self._y_offset, self._y_scale = 0.0, (y_abs if y_abs > 0 else 1.0)
+            self.y_mean_, self.y_scale_ = 0.0, (y_abs if y_abs > 0 else 1.0)
             self.q_bound_ = y_abs / (1 - self.gamma)
+            # internal units: |Q| of at most 1 / (1 - gamma)
+            offset, bound = 0.0, 1.0 / (1 - self.gamma)
         else:
-            std = float(np.std(y))
-            self._y_offset, self._y_scale = float(np.mean(y)), (std if std > 0 else 1.0)
+            # moments on power-of-two pre-scaled values: no overflow of y**2 near 1e300, no
+            # underflow to a zero std near 1e-300
+            mean, std, _ = _robust_mean_std(y)
+            self.y_mean_, self.y_scale_ = float(mean), (float(std) if std > 0 else 1.0)
             self.q_bound_ = y_abs
-        # the documented rule, in the units of y: max |Q| > divergence_threshold * q_bound_
-        # (q_bound_ = 0, an all-zero y, falls back to the scale of y's internal units)
-        limit = self.divergence_threshold * (
-            self.q_bound_ if self.q_bound_ > 0
-            else self._y_scale / ((1 - self.gamma) if self.td_mode_ else 1.0))
+            offset = self.y_mean_ / self.y_scale_
+            bound = y_abs / self.y_scale_ if y_abs > 0 else 1.0
+        # max |Q| > divergence_threshold * q_bound_ (units of y), checked in the internal
+        # units (|Q_int + offset| > limit), which do not overflow; q_bound_ = 0 (an all-zero
+        # y) falls back to the scale of the internal units
+        limit = self.divergence_threshold * bound
         rng = check_random_state(self.random_state)
-        seed = int(rng.randint(np.iinfo(np.int32).max))
-        probe = np.sort(rng.choice(n, min(self.diagnose_points, n), replace=False))
         dtype, device = self._torch_dtype, torch.device(self.device)
 
         def t(a_, dt=dtype):
             return torch.tensor(a_, dtype=dt, device=device)
 
-        S, A, R = t(X), t(a, torch.int64), t((y - self._y_offset) / self._y_scale)
+        S, A = t(X), t(a, torch.int64)
+        R = t(_standardize(y, self.y_mean_, self.y_scale_))
         S2 = t(s2) if self.td_mode_ else None
         notdone = t(~done) if self.td_mode_ else None
         batch = n if self.batch_size == -1 else int(self.batch_size)
-        fork_devices = [device.index or 0] if device.type == "cuda" else []
-        q_hist, loss_hist, diag = [], [], []
+        name = type(self).__name__
+        q_hist, loss_hist, diag, window = [], [], [], []
         self.diverged_, self.divergence_step_ = False, None
-        with _TORCH_RNG_LOCK, torch.random.fork_rng(devices=fork_devices):
-            torch.manual_seed(seed)
+        with seeded_torch(rng, device) as seed:  # one draw of rng, then the probe set
+            probe = np.sort(rng.choice(n, min(self.diagnose_points, n), replace=False))
             net = _QNetwork(d, hidden, self.n_actions_, self.layer_norm).to(dtype).to(device)
             target = None
             if self.td_mode_ and self.target_update != "none":
                 target = copy.deepcopy(net)
                 target.requires_grad_(False)
-            opt = optimizer_class(net.parameters(), lr=self.lr, **optimizer_kwargs)
+            opt = make_optimizer(self, net.parameters())
             gen = torch.Generator(device=device).manual_seed(seed)
-            snapshot = copy.deepcopy(net.state_dict())
-            step = 0
-            for step in range(self.n_steps):
-                if self.diagnose_every and step % self.diagnose_every == 0:
-                    diag.append(self._diagnose(net, target, opt, S, A, S2, notdone, probe,
-                                               step, seed))
-                    if self.verbose:
-                        print(f"[OfflineQRegressor] step {step}: td_loss "
-                              f"{loss_hist[-1] if loss_hist else float('nan'):.4g} "
-                              f"max|Q| {q_hist[-1] if q_hist else float('nan'):.4g} "
-                              f"rho {diag[-1][1]:.6f}", flush=True)
-                idx = torch.randint(n, (batch,), generator=gen, device=device)
+            guard = DivergenceGuard([net] if target is None else [net, target], name,
+                                    unit="step")
+            logger = EpochLogger(self.verbose, self.max_iter, name, unit="step")
+
+            def batch_loss(idx):
                 q = net(S[idx]).gather(1, A[idx, None])[:, 0]
                 if self.td_mode_:
                     with torch.no_grad():
-                        boot = (target if target is not None else net)(S2[idx]).max(dim=1).values
-                        y_t = R[idx] + self.gamma * notdone[idx] * boot
+                        boot = (target if target is not None else net)(S2[idx])
+                        y_t = R[idx] + self.gamma * notdone[idx] * boot.max(dim=1).values
                 else:
                     y_t = R[idx]
                 td = torch.mean((q - y_t) ** 2)
-                extra = self._extra_loss(net)
-                loss = td if extra is None else td + extra
+                loss = td
+                if self.orthogonality_penalty:
+                    loss = td + self.orthogonality_penalty * _isometry_penalty(net)
+                return q, td, loss
+
+            for step in range(1, self.max_iter + 1):
+                rho = None
+                if self.diagnose_every and (step - 1) % self.diagnose_every == 0:
+                    diag.append(self._diagnose(net, target, opt, S, A, S2, notdone, probe,
+                                               step - 1, seed))
+                    rho = diag[-1][1]
+                idx = torch.randint(n, (batch,), generator=gen, device=device)
+                q, td, loss = batch_loss(idx)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
@@ -426,38 +475,47 @@ default="adam"
                             for pt, p in zip(target.parameters(), net.parameters(),
                                              strict=True):
                                 pt.lerp_(p, self.polyak_tau)
-                        elif (step + 1) % self.hard_update_every == 0:
+                        elif step % self.hard_update_every == 0:
                             target.load_state_dict(net.state_dict())
-                q_max = float((q.detach() * self._y_scale + self._y_offset).abs().max())
-                q_hist.append(q_max)
-                loss_hist.append(float(td.detach()) * self._y_scale ** 2)
-                finite = np.isfinite(q_max) and np.isfinite(loss_hist[-1])
-                if finite and (step + 1) % _SNAPSHOT_EVERY == 0:
-                    snapshot = copy.deepcopy(net.state_dict())
-                if not finite or q_max > limit:
-                    self.diverged_, self.divergence_step_ = True, step + 1
-                    if not (finite and all(torch.isfinite(p).all() for p in net.parameters())):
-                        net.load_state_dict(snapshot)
+                qd = q.detach()
+                q_int = max(abs(float(qd.max()) + offset), abs(float(qd.min()) + offset))
+                td_int = float(td.detach())
+                with np.errstate(over="ignore"):  # the units of y may not hold |y| > 1e154
+                    q_hist.append(float(np.float64(q_int) * self.y_scale_))
+                    loss_hist.append(float(np.float64(td_int) * np.float64(self.y_scale_) ** 2))
+                if guard.observe(loss):  # non-finite: last validated state restored
+                    self.diverged_, self.divergence_step_ = True, step
                     break
+                window.append(float(loss.detach()))
+                # collapse: max |Q| past the threshold while the loss has risen a hundredfold
+                # (the guard's rule for a finite divergence, so that it warns): stop here
+                collapsed = q_int > limit and _rose_hundredfold(guard.first_loss_,
+                                                                float(np.mean(window)))
+                if collapsed or step % _CHECK_EVERY == 0 or step == self.max_iter:
+                    if guard.checkpoint(step, loss=float(np.mean(window))):
+                        self.diverged_, self.divergence_step_ = True, step
+                        break
+                    window = []
+                if logger.selected(step):
+                    logger.log(step, td_loss=td_int, max_q=q_hist[-1], rho=rho)
+                if collapsed:
+                    self.diverged_, self.divergence_step_ = True, step
+                    break
+            if not guard.stopped:
+                with torch.no_grad():  # the final state on the last batch validates it
+                    final = batch_loss(idx)[2]
+            rose = _rose_hundredfold(guard.first_loss_, guard.last_loss_)
+            self.n_iter_ = guard.finish(final_loss=None if guard.stopped else final)
+        self.diverged_ = bool(guard.stopped or self.diverged_ or rose)
         self.module_, self.target_module_, self.optimizer_ = net, target, opt
-        self.n_iter_ = step + 1
-        self.q_max_history_ = np.asarray(q_hist, dtype=np.float64)
-        self.td_loss_history_ = np.asarray(loss_hist, dtype=np.float64)
+        # the records of the steps whose state is kept
+        self.q_max_history_ = np.asarray(q_hist[:self.n_iter_], dtype=np.float64)
+        self.loss_curve_ = [float(v) for v in loss_hist[:self.n_iter_]]
         diag = np.asarray(diag, dtype=np.float64).reshape(-1, 4)
+        diag = diag[diag[:, 0] <= self.n_iter_]
         self.diagnose_steps_ = diag[:, 0].astype(np.int64)
         self.rho_history_, self.max_real_eig_history_ = diag[:, 1], diag[:, 2]
         self.isometry_defect_history_ = diag[:, 3]
-        if self.diverged_:
-            warnings.warn(
-                f"OfflineQRegressor diverged at step {self.divergence_step_}: max|Q| = "
-                f"{q_hist[-1]:.4g} exceeds divergence_threshold * q_bound_ = "
-                f"{limit:.4g} "
-                "(or is not finite); training stopped. A target network (target_update="
-                "'polyak') or layer_norm=True counter the collapse and still learn; a "
-                "smaller lr delays it; optimizer='adamo' with optimizer_params={'kappa': "
-                "1.0, 'tau': 1.0} stops it too, but in this package's benchmark its greedy "
-                "policy stayed at the behaviour policy's return.",
-                ConvergenceWarning, stacklevel=2)
         return self
 
     def _diagnose(self, net, target, opt, S, A, S2, notdone, probe, step, seed):
@@ -486,7 +544,7 @@ default="adam"
         with torch.no_grad():
             q = module(torch.tensor(np.asarray(X, np.float64), dtype=dtype, device=device))
         module.train()
-        return q.cpu().numpy().astype(np.float64) * self._y_scale + self._y_offset
+        return q.cpu().numpy().astype(np.float64) * self.y_scale_ + self.y_mean_
 
     def predict_q(self, X):
         """Q-values of every action.
@@ -566,3 +624,66 @@ default="adam"
         q = self._q_numpy(X)[np.arange(X.shape[0]), a]
         v_next = self._q_numpy(s2).max(axis=1)
         return q - y - self.gamma * (~done) * v_next
+
+    def score(self, X, y, sample_weight=None, *, actions=None, next_states=None,
+              terminals=None):
+        """Coefficient of determination R^2 of what the critic was fitted to.
+
+        In supervised mode (fitted without ``next_states``): the R^2 of :meth:`predict` (of
+        ``Q(s, a)`` when ``actions`` are given) against ``y``. In TD mode: the R^2 of
+        ``Q(s, a)`` against the one-step TD targets ``r + gamma (1 - done) max_a' Q(s', a')``
+        of the online network, which needs the transitions; ``actions``, ``next_states`` and
+        ``terminals`` are score parameters with metadata routing
+        (``set_score_request(actions=True, next_states=True, terminals=True)``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            States.
+        y : array-like of shape (n_samples,)
+            Rewards (the regression targets in supervised mode).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights of the R^2.
+        actions : array-like of int of shape (n_samples,), default=None
+            Logged actions; required in TD mode.
+        next_states : array-like of shape (n_samples, n_features), default=None
+            Next states; required in TD mode, not accepted in supervised mode.
+        terminals : array-like of bool of shape (n_samples,), default=None
+            Episode ends; ``None`` is all False.
+
+        Returns
+        -------
+        score : float
+            R^2 (1 is a perfect fit).
+
+        Raises
+        ------
+        ValueError
+            In TD mode without ``actions`` or ``next_states``, with ``next_states`` in
+            supervised mode, or on malformed transitions.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        if y.shape != (X.shape[0],):
+            raise ValueError(f"y must have shape ({X.shape[0]},); got {y.shape}")
+        if self.td_mode_ and (actions is None or next_states is None):
+            raise ValueError(
+                "score of a critic fitted on transitions (td_mode_=True) is the R^2 of "
+                "Q(s, a) against the TD targets r + gamma (1 - done) max_a' Q(s', a') and "
+                "needs actions and next_states; with metadata routing, "
+                "set_score_request(actions=True, next_states=True, terminals=True)")
+        if not self.td_mode_ and next_states is not None:
+            raise ValueError("next_states were given to score a critic fitted without them "
+                             "(supervised mode, td_mode_=False); refit with next_states or "
+                             "score without them")
+        a, s2, done = self._validate_transitions(X, actions, next_states, terminals,
+                                                 self.n_actions_)
+        q = self._q_numpy(X)
+        if self.td_mode_:
+            pred = q[np.arange(X.shape[0]), a]
+            target = y + self.gamma * (~done) * self._q_numpy(s2).max(axis=1)
+        else:
+            pred = q[np.arange(X.shape[0]), a] if actions is not None else q.max(axis=1)
+            target = y
+        return float(r2_score(target, pred, sample_weight=sample_weight))

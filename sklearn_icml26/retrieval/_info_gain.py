@@ -14,12 +14,12 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import Bunch, check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._compat import Interval, StrOptions, _fit_context
 from ._generators import SmolLM2Generator, build_prompt
 from ._semantic_entropy import _RELATIONS, _clusters, _entropy, _relation_matrix, _weights
 

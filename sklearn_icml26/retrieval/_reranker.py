@@ -4,10 +4,10 @@ from numbers import Integral
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
+from .._compat import Interval, StrOptions, _fit_context
 from ._info_gain import (
     SemanticInfoGainScorer,
     _check_answers,

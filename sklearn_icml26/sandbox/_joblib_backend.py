@@ -4,9 +4,14 @@ import copy
 import sys
 
 import joblib
-from joblib._parallel_backends import PoolManagerMixin, SequentialBackend, ThreadingBackend
-from joblib.parallel import BatchedCalls
 
+from .._compat import (
+    BatchedCalls,
+    PoolManagerMixin,
+    SequentialBackend,
+    ThreadingBackend,
+    register_joblib_backend_lazily,
+)
 from ._cache import EnvironmentCache
 from ._call import run_in_sandbox
 
@@ -207,10 +212,4 @@ def register_sandbox_backend():
 
 def _register_lazily():
     """Let joblib register ``"sandbox"`` on its first use by name, not at import."""
-    from joblib import parallel
-
-    external = getattr(parallel, "EXTERNAL_BACKENDS", None)
-    if isinstance(external, dict):
-        external.setdefault("sandbox", register_sandbox_backend)
-    else:  # pragma: no cover - a joblib without the lazy hook: register now
-        register_sandbox_backend()
+    register_joblib_backend_lazily("sandbox", register_sandbox_backend)

@@ -28,11 +28,11 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from scipy.spatial import cKDTree
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval, Options, StrOptions
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._compat import Interval, Options, StrOptions, _fit_context
 from ..base import FitContext, TorchEstimatorMixin, _external_stacklevel, make_optimizer
 from ..utils._docstrings import Substitution, _torch_docstrings
 from ._compile import _COMPILE_MIN_STEPS, _CompiledStep

@@ -21,13 +21,12 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 from sklearn import config_context
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.metrics import r2_score
 from sklearn.model_selection import GroupKFold, KFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import (
     check_array,
     check_consistent_length,
@@ -37,6 +36,7 @@ from sklearn.utils.validation import (
 )
 from threadpoolctl import threadpool_limits
 
+from .._compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils import progress_bar
 from ..utils._parallel import Parallel, delayed
 from ..utils._weights import check_sample_weight

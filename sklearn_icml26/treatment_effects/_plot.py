@@ -1,8 +1,9 @@
 """Display of a time-resolved treatment effect: estimate, pointwise intervals, uniform band."""
 
 import numpy as np
-from sklearn.utils._optional_dependencies import check_matplotlib_support
 from sklearn.utils.validation import check_is_fitted
+
+from .._compat import check_matplotlib_support
 
 __all__ = ["LongitudinalEffectDisplay"]
 

@@ -8,19 +8,19 @@ import warnings
 from numbers import Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import cross_val_predict
 from sklearn.multioutput import MultiOutputRegressor
 from sklearn.neural_network import MLPRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
-from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import (
     check_is_fitted,
     validate_data,
 )
 
+from .._compat import HasMethods, Interval, _fit_context
 from ..utils._weights import check_sample_weight, drop_zero_weights, fit_with_weights
 
 __all__ = ["LinearGaussianTransition"]

@@ -15,14 +15,13 @@ from sklearn.base import (
     ClassNamePrefixFeaturesOutMixin,
     RegressorMixin,
     TransformerMixin,
-    _fit_context,
 )
 from sklearn.preprocessing import LabelEncoder
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import nn
 
+from .._compat import Interval, _fit_context
 from ..base import TorchEstimatorMixin
 from ._docstrings import Substitution, _torch_docstrings
 

@@ -8,8 +8,9 @@ of 0 the fit without the row.
 
 import numpy as np
 from sklearn.pipeline import Pipeline
-from sklearn.utils.metadata_routing import _routing_enabled
-from sklearn.utils.validation import _check_sample_weight, has_fit_parameter
+from sklearn.utils.validation import has_fit_parameter
+
+from .._compat import _check_sample_weight, _routing_enabled
 
 __all__ = ["check_sample_weight", "drop_zero_weights", "fit_with_weights",
            "newest_rows_holding", "weighted_rank_value"]

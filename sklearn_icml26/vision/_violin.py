@@ -20,13 +20,13 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 import torch.nn.functional as F
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import LabelEncoder
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import nn
 
+from .._compat import Interval, StrOptions, _check_sample_weight, _fit_context
 from ..base import FitContext, TorchEstimatorMixin, _external_stacklevel
 from ..utils._docstrings import Substitution, _torch_docstrings
 from ..utils._scaling import _pow2_scale, _standardize

@@ -13,22 +13,19 @@ from sklearn.linear_model import Ridge
 from sklearn.pipeline import make_pipeline
 
 from sklearn_icml26.imputation import NeuroMambaImputer
-from sklearn_icml26.imputation._neuromamba import (
+from sklearn_icml26.imputation._lif import _lif_gate, _spike
+from sklearn_icml26.imputation._mamba import _MambaBlock, _selective_scan
+from sklearn_icml26.imputation._neuromamba_module import _NeuroMambaNet
+from sklearn_icml26.imputation._starting_estimate import (
     _boosted_cross_fill,
     _box_mean,
     _cross_group_fill,
-    _edge_anchors,
     _interpolate,
-    _lif_gate,
     _local_profile,
-    _MambaBlock,
-    _NeuroMambaNet,
     _predict_cross_fill,
     _seasonal_table,
-    _selective_scan,
-    _spike,
-    _window_index,
 )
+from sklearn_icml26.imputation._windows import _edge_anchors, _window_index
 
 torch.set_num_threads(1)
 
@@ -506,7 +503,7 @@ def test_output_has_no_nan_and_observed_entries_are_unchanged(dtype):
     obs = ~np.isnan(X)
     np.testing.assert_array_equal(out[obs], X[obs])
     assert imp.gate_rate_.shape == (3,) and imp.reconstruction_error_.shape == (3,)
-    assert imp.n_iter_ == 2 and imp.loss_curve_.shape == (2,)
+    assert imp.n_iter_ == 2 and len(imp.loss_curve_) == 2
 
 
 def test_rectify_observed_replaces_flagged_values_only():
@@ -609,6 +606,21 @@ def test_bad_input_errors_name_the_argument():
         clone(imp).set_params(n_mix_heads=3).fit(X)
     with pytest.raises(ValueError, match=r"corruption has unknown keys \['p_pont'\]"):
         clone(imp).set_params(corruption={"p_pont": 0.1}).fit(X)
+
+
+@pytest.mark.parametrize("corruption, match", [
+    ({"p_point": 5.0}, r"corruption\['p_point'\] must be a real number in \[0, 1\]; got 5.0"),
+    ({"p_block": -0.1}, r"corruption\['p_block'\] must be .* got -0.1"),
+    ({"p_group": "0.1"}, r"corruption\['p_group'\] must be .* got '0.1'"),
+    ({"p_device": True}, r"corruption\['p_device'\] must be .* got True"),
+    ({"impulse_scale": -3}, r"corruption\['impulse_scale'\] must be .* \[0, inf\); got -3"),
+    ({"impulse_scale": float("nan")}, r"corruption\['impulse_scale'\] must be .* got nan"),
+])
+def test_corruption_rates_are_checked_up_front(corruption, match):
+    # issue 40, item 10: these used to pass and then fail inside torch or train silently
+    # (a rate of 5 hid everything, a negative impulse scale flipped the impulses)
+    with pytest.raises(ValueError, match=match):
+        NeuroMambaImputer(**TINY, corruption=corruption).fit(_stream())
 
 
 def test_named_column_without_observations():
@@ -717,3 +729,12 @@ def test_constant_columns_are_imputed_by_their_value(dtype):
     np.testing.assert_array_equal(out[:, 2:], np.tile(np.array([7.0, 0.1], dtype=dtype),
                                                       (120, 1)))
     assert np.all(np.isfinite(out)) and np.abs(out - X)[:, :2][hidden[:, :2]].mean() < 0.2
+
+
+def test_fitted_state_ends_with_an_underscore():
+    # nothing but the parameters and the fitted attributes (``*_``) is kept after fit
+    imp = NeuroMambaImputer(**TINY).fit(_stream())
+    kept = set(vars(imp)) - set(imp.get_params())
+    assert kept and all(name.endswith("_") for name in kept), sorted(kept)
+    assert isinstance(imp.loss_curve_, list)  # the naming table: a list of float
+    assert all(isinstance(v, float) for v in imp.loss_curve_)

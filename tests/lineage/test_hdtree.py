@@ -1,16 +1,19 @@
 """HDTreeLineage: planted structures, routing, tree bookkeeping, determinism, errors."""
 
 import pickle
+import re
 import warnings
 
 import numpy as np
 import pytest
+import torch
 from conftest import require_data
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from sklearn_icml26.base import _DIVERGENCE_PATTERN
 from sklearn_icml26.datasets import (
     load_krumsiek11,
     load_paul15,
@@ -18,6 +21,8 @@ from sklearn_icml26.datasets import (
     make_hierarchical_blobs,
 )
 from sklearn_icml26.lineage import HDTreeLineage, make_count_pipeline
+from sklearn_icml26.lineage._codebook_init import gap_split, kmeans_split
+from sklearn_icml26.lineage._hdtree_module import HDTreeLoss
 from sklearn_icml26.lineage._preprocessing import _CountNormalizer, _Log1p, _TopVarianceSelector
 from sklearn_icml26.metrics import (
     cluster_accuracy,
@@ -182,8 +187,8 @@ def test_gap_split_avoids_cutting_a_cluster_where_2_means_does():
         side = ((X - codes[1]) ** 2).sum(1) < ((X - codes[0]) ** 2).sum(1)
         return max(min(side[blob == b].mean(), 1 - side[blob == b].mean()) for b in range(3))
 
-    assert minority_share(HDTreeLineage._kmeans_split(X, np.random.default_rng(1))) > 0.25
-    assert minority_share(HDTreeLineage._gap_split(X, np.random.default_rng(1))) <= 0.01
+    assert minority_share(kmeans_split(X, np.random.default_rng(1))) > 0.25
+    assert minority_share(gap_split(X, np.random.default_rng(1))) <= 0.01
 
 
 def test_ward_codebook_init_recovers_planted_blobs():
@@ -251,7 +256,7 @@ def test_constant_genes_are_harmless(blobs):
     model = HDTreeLineage(**TINY).fit(X)
     # a constant feature is scaled by a power of two at its magnitude (3 -> 2 or 4), so that
     # X * s standardises the same for every s
-    assert model.feature_scale_[-1] in (2.0, 4.0)
+    assert model.scale_[-1] in (2.0, 4.0)
     assert np.all(np.isfinite(model.embedding_)) and np.all(np.isfinite(model.pseudotime_))
 
 
@@ -275,9 +280,64 @@ def test_diverging_training_warns_clearly_and_keeps_finite_weights():
     params = dict(n_levels=5, n_clusters=4, hidden_size=16, n_layers=1, latent_dim=8,
                   head_size=8, fit_decoder=False, max_epochs=3, batch_size=32,
                   random_state=0)
-    with pytest.warns(ConvergenceWarning, match=r"training diverged.*Lower lr \(got lr=1000000"):
+    # the package's one divergence message (base.DivergenceGuard), not an own one
+    with pytest.warns(ConvergenceWarning, match=r"^HDTreeLineage: the training loss became "
+                                                r"non-finite in epoch \d; .* were restored"):
         model = HDTreeLineage(lr=1e6, **params).fit(X)
+    assert model.n_iter_ < 3 and len(model.loss_curve_) == model.n_iter_
     assert np.all(np.isfinite(model.embedding_)) and np.all(np.isfinite(model.code_embeddings_))
+
+
+class _NaNFromStage2(HDTreeLoss):
+    """The stage loss, NaN from the first stage-2 batch on (a divergence in stage 2)."""
+
+    def forward(self, y_pred, y_true):
+        out = super().forward(y_pred, y_true)
+        if isinstance(y_pred, dict) and y_pred["stage"] >= 2:
+            return out * float("nan")
+        return out
+
+
+class _DivergesInStage2(HDTreeLineage):
+    def _build_criterion(self, context):
+        return _NaNFromStage2(self.nu, self.exaggeration, self.ec_weight, self.n_levels)
+
+
+def test_divergence_in_stage_2_restores_a_stage_1_state_and_still_builds_the_tree(blobs):
+    # TINY: stages of 3, 1 and 2 epochs. The first stage-2 loss is NaN: the guard restores
+    # the state after epoch 2 (the end of epoch 3 is never validated by a finite loss),
+    # which predates the codebook; the codebook is then initialised on that encoder (before,
+    # the tree was built on whatever state the fit had reached, or training raised)
+    X, y, _ = blobs
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = _DivergesInStage2(**{**TINY, "n_clusters": 4}).fit(X)
+    messages = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(messages) == 1 and re.search(_DIVERGENCE_PATTERN, messages[0]), messages
+    assert "non-finite in epoch 4" in messages[0] and "after epoch 2" in messages[0]
+    assert model.n_iter_ == 2 and len(model.loss_curve_) == 2
+    assert bool(model.net_.module_.stage2_entered)
+    assert np.all(np.isfinite(model.code_embeddings_)) and np.any(model.code_embeddings_ != 0)
+    assert len(np.unique(model.paths_[:, 0])) == 2 and len(np.unique(model.labels_)) == 4
+    assert np.all(np.isfinite(model.transform(X)))
+
+
+def _flushes_denormals():
+    return float((torch.tensor([1e-310], dtype=torch.float64) * 1.0)[0]) == 0.0
+
+
+@pytest.mark.parametrize("setting", [True, False])
+def test_fit_leaves_torch_flush_denormal_as_it_found_it(blobs, setting):
+    # fit used to switch flushing on and always off afterwards (a caller who had it on lost
+    # it); it gave the same fits without it, so it is gone
+    X, _, _ = blobs
+    if not torch.set_flush_denormal(setting):
+        pytest.skip("this CPU cannot flush denormals")
+    try:
+        HDTreeLineage(**TINY).fit(X)
+        assert _flushes_denormals() == setting
+    finally:
+        torch.set_flush_denormal(False)
 
 
 def test_transform_rejects_values_beyond_float32(fitted, blobs):
@@ -367,7 +427,7 @@ def test_paul15_loader():
 
 def test_input_scale_does_not_change_the_fit(blobs):
     # before: at 1e-13 every feature was "constant" (absolute 1e-12 threshold) and at 1e300
-    # feature_scale_ was inf (overflow); both collapsed the tree onto one code
+    # scale_ was inf (overflow); both collapsed the tree onto one code
     X, _, _ = blobs
     params = {**TINY, "fit_decoder": False}
     ref = HDTreeLineage(**params).fit(X)
@@ -375,8 +435,8 @@ def test_input_scale_does_not_change_the_fit(blobs):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             model = HDTreeLineage(**params).fit(X * s)
-        np.testing.assert_allclose(model.feature_scale_, ref.feature_scale_ * s, rtol=1e-12)
-        np.testing.assert_allclose(model.feature_mean_, ref.feature_mean_ * s, rtol=1e-12,
+        np.testing.assert_allclose(model.scale_, ref.scale_ * s, rtol=1e-12)
+        np.testing.assert_allclose(model.mean_, ref.mean_ * s, rtol=1e-12,
                                    atol=1e-12 * s)
         np.testing.assert_array_equal(model.paths_, ref.paths_)
         np.testing.assert_array_equal(model.labels_, ref.labels_)
@@ -392,9 +452,9 @@ def test_constant_feature_is_relative_to_its_magnitude(blobs):
     X = np.column_stack([X[:, :3] * 1e-13, np.full(len(X), 3e-13), np.zeros(len(X))])
     model = HDTreeLineage(**{**TINY, "fit_decoder": False}).fit(X)
     # varying 1e-13 features keep their sd; the constant ones get their power of two
-    np.testing.assert_allclose(model.feature_scale_[:3], X[:, :3].std(0), rtol=1e-12)
+    np.testing.assert_allclose(model.scale_[:3], X[:, :3].std(0), rtol=1e-12)
     # 3e-13 lies in [2**-42, 2**-41)
-    assert model.feature_scale_[3] in (2.0**-42, 2.0**-41) and model.feature_scale_[4] == 1.0
+    assert model.scale_[3] in (2.0**-42, 2.0**-41) and model.scale_[4] == 1.0
     assert len(np.unique(model.paths_[:, 0])) == 2
 
 
@@ -740,3 +800,17 @@ def test_bench_class_purity_averages_to_dendrogram_purity():
     weights = n * (n + 1) / 2
     assert np.dot(per_class, weights) / weights.sum() == pytest.approx(
         dendrogram_purity(y, parent, node), abs=1e-12)
+
+
+def test_fitted_state_ends_with_an_underscore(blobs):
+    # nothing but the parameters and the fitted attributes (``*_``) is kept after fit: no
+    # private state read back later (the embedder, the cut's leaves, the pseudotime graph)
+    X, _, _ = blobs
+    model = HDTreeLineage(**TINY).fit(X)
+    kept = set(vars(model)) - set(model.get_params())
+    assert kept and all(name.endswith("_") for name in kept), sorted(kept)
+    assert len(model.loss_curve_) == model.n_iter_ == TINY["max_epochs"]
+    assert isinstance(model.loss_curve_, list)
+    assert all(isinstance(v, float) for v in model.loss_curve_)
+    np.testing.assert_array_equal(model.predict(X), model.labels_)
+    np.testing.assert_allclose(model.predict_pseudotime(X), model.pseudotime_, atol=1e-12)

@@ -82,7 +82,7 @@ def planted():
 @pytest.fixture(scope="module")
 def fitted(planted):
     train, _ = planted
-    return GatedMemoryReader(SentenceEmbedder(backend="hashing"), n_steps=60, eval_every=10,
+    return GatedMemoryReader(SentenceEmbedder(backend="hashing"), max_iter=60, eval_every=10,
                              random_state=0).fit(train.X, evidence=train.evidence)
 
 
@@ -244,7 +244,7 @@ def test_learned_gates_write_on_evidence_and_exit_right_after(fitted, planted):
     n_upd = np.array([sum(t["u"]) for t in traces])
     assert np.mean(n_upd) <= 3
     assert fitted.best_step_ > 0
-    assert fitted.history_["valid_reward"].max() > fitted.history_["valid_reward"].iloc[0]
+    assert max(fitted.validation_scores_) > fitted.validation_scores_[0]
 
 
 def test_evidence_in_the_first_chunk_exits_at_once(fitted, planted):
@@ -290,7 +290,7 @@ def test_baselines(planted, fitted):
     ox = reader.read(test.X[:10], policy="oracle_exit", evidence=test.evidence[:10])
     assert [t["tau"] for t in ox] == [max(c) for c in test.evidence_chunks[:10]]
     assert all(all(t["u"]) for t in ox)
-    upd = GatedMemoryReader(emb, gates="update", n_steps=3, batch_size=8, group_size=4,
+    upd = GatedMemoryReader(emb, gates="update", max_iter=3, batch_size=8, group_size=4,
                             random_state=0).fit(train.X[:20], evidence=train.evidence[:20])
     assert all(t["tau"] == 12 and not any(t["e"][:-1]) for t in upd.read(test.X[:10]))
     ret = reader.read(test.X[:3], policy="retrieval")
@@ -306,7 +306,7 @@ def test_baselines(planted, fitted):
 # ---------------------------------------------------------------------------- 6. determinism
 def test_same_seed_same_result_and_n_jobs(planted):
     train, test = planted
-    kw = dict(n_steps=6, batch_size=8, group_size=4, eval_every=3)
+    kw = dict(max_iter=6, batch_size=8, group_size=4, eval_every=3)
     a = GatedMemoryReader(SentenceEmbedder(backend="hashing"), random_state=1, **kw)
     b = GatedMemoryReader(SentenceEmbedder(backend="hashing"), random_state=1, n_jobs=2, **kw)
     c = GatedMemoryReader(SentenceEmbedder(backend="hashing"), random_state=2, **kw)
@@ -317,7 +317,8 @@ def test_same_seed_same_result_and_n_jobs(planted):
     for k in a.params_:
         np.testing.assert_array_equal(a.params_[k], b.params_[k])
     assert not np.array_equal(a.params_["A"], c.params_["A"])
-    np.testing.assert_array_equal(a.history_.to_numpy(), b.history_.to_numpy())
+    np.testing.assert_array_equal(a.training_log_.to_numpy(), b.training_log_.to_numpy())
+    assert a.loss_curve_ == b.loss_curve_ and a.validation_scores_ == b.validation_scores_
     with parallel_config(backend="threading"):  # n_jobs=2 without spawning processes
         np.testing.assert_array_equal(a.predict(test.X), b.predict(test.X))
         np.testing.assert_array_equal(a.transform(test.X), b.transform(test.X))
@@ -329,7 +330,7 @@ def test_clone_pickle_params_and_routing(fitted, planted):
     assert not hasattr(GatedMemoryReader(), "params_")
     assert vars(GatedMemoryReader()).keys() == GatedMemoryReader().get_params().keys()
     c = clone(fitted)
-    assert c.get_params()["n_steps"] == 60 and not hasattr(c, "params_")
+    assert c.get_params()["max_iter"] == 60 and not hasattr(c, "params_")
     with pytest.raises(NotFittedError):
         check_is_fitted(c)
     c.set_params(n_slots=3)
@@ -338,7 +339,7 @@ def test_clone_pickle_params_and_routing(fitted, planted):
     np.testing.assert_array_equal(restored.predict(test.X), fitted.predict(test.X))
     assert fitted.predict(test.X).dtype == object
     assert np.all(fitted.predict(test.X) != "")
-    kw = dict(n_steps=2, batch_size=4, group_size=2)
+    kw = dict(max_iter=2, batch_size=4, group_size=2)
     X, ev = train.X[:18], train.evidence[:18]
     groups = np.repeat([0, 1, 2], 6)
     with config_context(enable_metadata_routing=True), warnings.catch_warnings():
@@ -357,7 +358,7 @@ def test_errors_and_warnings(planted):
     train, _ = planted
     X, ev = train.X[:6], train.evidence[:6]
     emb = SentenceEmbedder(backend="hashing")
-    r = GatedMemoryReader(emb, n_steps=1, batch_size=2, group_size=2)
+    r = GatedMemoryReader(emb, max_iter=1, batch_size=2, group_size=2)
     with pytest.raises(ValueError, match="X is empty"):
         r.fit([], evidence=[])
     with pytest.raises(ValueError, match="has no 'question'"):
@@ -408,8 +409,8 @@ def test_errors_and_warnings(planted):
 
 def test_closed_update_gate_warns_and_stays_usable(planted):
     train, test = planted
-    # n_steps=0: the initial update gate sits at 1/2, which the greedy rule (> 1/2) closes
-    r = GatedMemoryReader(SentenceEmbedder(backend="hashing"), n_steps=0, exit_bias_init=0.0,
+    # max_iter=0: the initial update gate sits at 1/2, which the greedy rule (> 1/2) closes
+    r = GatedMemoryReader(SentenceEmbedder(backend="hashing"), max_iter=0, exit_bias_init=0.0,
                           batch_size=8, random_state=0)
     with pytest.warns(ConvergenceWarning, match="update gate closed on all validation chunks"):
         r.fit(train.X[:10], evidence=train.evidence[:10])

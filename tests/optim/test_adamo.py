@@ -184,6 +184,21 @@ def test_bad_hyperparameters(kwargs, match):
         AdamO([torch.nn.Parameter(torch.zeros(2, 2))], **kwargs)
 
 
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"kappa": float("inf")}, ValueError, "kappa must be finite"),
+    ({"tau": float("inf")}, ValueError, "tau must be finite"),
+    ({"eps_r": float("inf")}, ValueError, "eps_r must be finite"),
+    ({"kappa": "1"}, TypeError, "kappa must be a real number; got str"),
+    ({"tau": None}, TypeError, "tau must be a real number; got NoneType"),
+    ({"kappa": True}, TypeError, "kappa must be a real number; got bool"),
+])
+def test_hyperparameters_of_the_wrong_type_or_infinite(kwargs, error, match):
+    """Issue 40 item 10: kappa=inf sent the weights to NaN, kappa="1" and tau=None failed
+    with raw comparison errors; each is rejected up front, naming the argument."""
+    with pytest.raises(error, match=match):
+        AdamO([torch.nn.Parameter(torch.zeros(2, 2))], **kwargs)
+
+
 def test_bad_orthogonalize_option_and_alias():
     with pytest.raises(ValueError, match="orthogonalize must be"):
         AdamO([{"params": [torch.nn.Parameter(torch.zeros(2, 2))], "orthogonalize": "yes"}])
