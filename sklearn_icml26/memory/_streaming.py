@@ -11,8 +11,7 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 from scipy import sparse
-from sklearn.base import (BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
-                          clone)
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
