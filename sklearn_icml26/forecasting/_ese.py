@@ -38,6 +38,10 @@ from ._aggregate import (
     _check_scaled_training,
     _resolve_scaling,
     _scale,
+    _seasonal_acf,
+    _seasonal_aggregate_forecast,
+    _seasonal_base,
+    _seasonal_design,
     _system_count,
     _target_names,
 )
@@ -277,10 +281,12 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         "estimator": [HasMethods(["fit", "predict"]), None],
         "aggregate_lags": [Interval(Integral, 1, None, closed="left"), StrOptions({"aic"}),
                            None],
-        "scaling": [StrOptions({"auto", "last", "mean"}), None],
+        "scaling": [StrOptions({"auto", "last", "mean", "seasonal"}), None],
         "damping": [Interval(Real, 0, 1, closed="both"), StrOptions({"auto"})],
         "share_trend": [Interval(Real, 0, 1, closed="both"), StrOptions({"auto"})],
         "horizon": [Interval(Integral, 1, None, closed="left")],
+        "seasonal_period": [Interval(Integral, 2, None, closed="left"), StrOptions({"auto"}),
+                            None],
         "validation_fraction": [Interval(Real, 0, 1, closed="right")],
         "calibration": [Interval(Real, 0, 1, closed="neither"), None],
         "selection_score": [StrOptions({"rmse", "relative_rmse"})],
@@ -293,7 +299,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
     }
 
     def __init__(self, estimator=None, *, aggregate_lags="aic", scaling="auto", damping="auto",
-                 share_trend="auto", horizon=1, validation_fraction=0.25,
+                 share_trend="auto", horizon=1, seasonal_period=None, validation_fraction=0.25,
                  selection_score="relative_rmse", calibration=0.2, stop="converge",
                  init="uniform", max_iter=100, tol=None, n_jobs=None, verbose=0):
         self.estimator = estimator
@@ -302,6 +308,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         self.damping = damping
         self.share_trend = share_trend
         self.horizon = horizon
+        self.seasonal_period = seasonal_period
         self.validation_fraction = validation_fraction
         self.selection_score = selection_score
         self.calibration = calibration
@@ -418,6 +425,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
 
         W = self._windows(X)
         A = _window_totals(W)  # (N, p) window totals
+        self.seasonal_period_, self.seasonal_acf_ = self._resolve_period(A)
         target = y if y.ndim == 1 else y.sum(axis=1)
         self.scaling_, self.aggregate_lags_, self.aic_, self.estimator_ = \
             self._fit_aggregate(A, target, sample_weight)
@@ -434,8 +442,87 @@ class ESERegressor(RegressorMixin, BaseEstimator):
             self.n_iter_ = int(n_iter[0])
         return self
 
+    def _resolve_period(self, A):
+        """``(seasonal_period_, seasonal_acf_)`` from ``seasonal_period`` and the totals."""
+        period, n_lags = self.seasonal_period, A.shape[1]
+        if period is None:
+            if self.scaling == "seasonal":
+                raise ValueError("scaling='seasonal' needs a seasonal_period (an int or "
+                                 "'auto').")
+            return None, None
+        if self.stop != "converge":
+            raise ValueError(f"seasonal_period={period!r} needs stop='converge'; the "
+                             f"iterative stops (stop={self.stop!r}) have no seasonal profile.")
+        if self.scaling in ("last", "mean"):
+            raise ValueError(f"scaling={self.scaling!r} is not seasonal; with "
+                             f"seasonal_period={period!r} use scaling='auto', 'seasonal' "
+                             f"(ratios to the same phase a season before) or None "
+                             f"(differences).")
+        if period == "auto":
+            candidates = np.arange(2, n_lags // 2 + 1)
+            if not candidates.size:
+                return None, np.zeros(0)
+            acf = _seasonal_acf(A, candidates)
+            n_steps = A.shape[0] + n_lags - 1
+            best = int(np.argmax(acf))  # first maximum: ties go to the shorter period
+            if acf[best] > 1.96 / np.sqrt(n_steps):
+                return int(candidates[best]), acf
+            return None, acf
+        if period > n_lags:
+            raise ValueError(f"seasonal_period={period} is longer than the window "
+                             f"(n_lags={n_lags}); the windows must hold at least two full "
+                             f"seasons (n_lags >= {2 * period}).")
+        if n_lags < 2 * period:
+            raise ValueError(f"seasonal_period={period} needs at least two full seasons in "
+                             f"every window (n_lags >= {2 * period}); X holds {n_lags} lags "
+                             f"per system. Build X with sliding_window(Y, n_lags={2 * period}) "
+                             f"or more.")
+        return int(period), None
+
+    def _aggregate(self, A, scaling, k, estimator):
+        """Aggregate forecasts of window totals A and the rows that fell back."""
+        if self.seasonal_period_ is None:
+            return _aggregate_forecast(A, scaling, k, estimator)
+        return _seasonal_aggregate_forecast(A, scaling, k, estimator, self.seasonal_period_,
+                                            self.horizon)
+
+    def _fit_seasonal_aggregate(self, A, target, sample_weight):
+        """The aggregate model of a seasonal ESE: growth over one season.
+
+        Target ``a / A_b`` (``b`` the newest step in the target's phase) on the newest ``k``
+        seasonal growth ratios ``A_tau / A_{tau-m}`` (``scaling_="seasonal"``, every training
+        total positive), or ``a - A_b`` on the seasonal differences (``None``).
+        """
+        period, n_lags = self.seasonal_period_, A.shape[1]
+        positive = bool(np.all(A > 0))
+        if self.scaling == "seasonal" and not positive:
+            raise ValueError(f"scaling='seasonal' needs positive totals in every training "
+                             f"window; {int(np.sum(~(A > 0)))} of {A.size} are <= 0; use "
+                             f"scaling='auto' or None.")
+        scaling = "seasonal" if (self.scaling in ("auto", "seasonal") and positive) else None
+        base = A[:, _seasonal_base(n_lags, period, self.horizon)]
+        Z = _seasonal_design(A, period, scaling == "seasonal")
+        t = target / base if scaling == "seasonal" else target - base
+        width = n_lags - period
+        aic = None
+        if self.aggregate_lags == "aic":
+            aic = _aic_orders(Z, t, sample_weight)
+            k = int(np.argmin(aic)) + 1
+        elif self.aggregate_lags is None:
+            k = width
+        else:
+            k = int(self.aggregate_lags)
+            if k > width:
+                raise ValueError(f"aggregate_lags={k} exceeds the {width} seasonal growth "
+                                 f"terms (n_lags - seasonal_period) of a seasonal ESE.")
+        estimator = LinearRegression() if self.estimator is None else self.estimator
+        fitted = fit_with_weights(clone(estimator), Z[:, width - k:], t, sample_weight)
+        return scaling, k, aic, fitted
+
     def _fit_aggregate(self, A, target, sample_weight):
         """Scaling, order and fitted aggregate model on window totals A (N, p) and targets."""
+        if self.seasonal_period_ is not None:
+            return self._fit_seasonal_aggregate(A, target, sample_weight)
         n_lags = A.shape[1]
         scaling = _resolve_scaling(self.scaling, A[:, -1], A.mean(axis=1))
         c = _scale(A, scaling)
@@ -523,7 +610,7 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         with warnings.catch_warnings():  # the outer fit reports the estimator's warnings
             warnings.simplefilter("ignore")
             scaling, k, _, estimator = self._fit_aggregate(A[:n_fit], target[:n_fit], sw_fit)
-            aggregate = _aggregate_forecast(A[n_fit:], scaling, k, estimator)[0]
+            aggregate = self._aggregate(A[n_fit:], scaling, k, estimator)[0]
         if self.stop == "converge":
             if union is not None and union[0] <= n_fit:  # the calibration rows were scored
                 W_cal, M_cal = union[1][n_fit - union[0]:], union[2][n_fit - union[0]:]
@@ -531,7 +618,8 @@ class ESERegressor(RegressorMixin, BaseEstimator):
                 view = W[n_fit:]
                 W_cal = _rescaled_windows(view, nonneg=not has_negative)
                 M_cal = A[n_fit:] if W_cal is view else None
-            e = _kernel_shares(W_cal, cal_choice[0], cal_choice[1], self.horizon, M=M_cal)
+            e = _kernel_shares(W_cal, cal_choice[0], cal_choice[1], self.horizon, M=M_cal,
+                               period=self.seasonal_period_)
         else:  # the iterative stops have the same (fixed) damping in both fits
             with warnings.catch_warnings():  # the outer fit reports the same conditions
                 warnings.simplefilter("ignore")
@@ -573,7 +661,8 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         candidates = [(lam, trend) for lam in dampings for j, trend in enumerate(trends)
                       if not (j and lam == 1)]
         sse = _candidate_errors(W_u, M, valid, y[lo:hi], target[lo:hi], candidates,
-                                self.horizon, row_weights, nonneg)
+                                self.horizon, row_weights, nonneg,
+                                period=self.seasonal_period_)
         index = {pair: c for c, pair in enumerate(candidates)}
         cells = [index[(lam, trend if lam != 1 else trends[0])]
                  for lam in dampings for trend in trends]
@@ -641,9 +730,10 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         attributes = self._check_attributes(system_attributes, X.shape[0], in_fit=False)
         if self.stop == "converge":
             zeros = np.zeros(X.shape[0], dtype=np.int64)
-            if self.share_trend_ == 0:
+            if self.share_trend_ == 0 and self.seasonal_period_ is None:
                 return _closed_form_shares(W, self.damping_), zeros
-            return _kernel_shares(W, self.damping_, self.share_trend_, self.horizon), zeros
+            return _kernel_shares(W, self.damping_, self.share_trend_, self.horizon,
+                                  period=self.seasonal_period_), zeros
         if attributes is None:
             attributes = self.system_attributes_
         if init == "attributes" and attributes is None:
@@ -840,12 +930,14 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         """Forecasts (ndarray) of validated windows."""
         e, _ = self._shares(X, system_attributes)
         A = _window_totals(self._windows(X))
-        aggregate, bad = _aggregate_forecast(A, self.scaling_, self.aggregate_lags_,
-                                             self.estimator_)
+        aggregate, bad = self._aggregate(A, self.scaling_, self.aggregate_lags_,
+                                         self.estimator_)
         if bad.any():
             warnings.warn(
                 f"{int(bad.sum())} of {X.shape[0]} rows have a scale (scaling={self.scaling_!r})"
-                f" <= 0; their aggregate forecast is the newest total (persistence).",
+                f" <= 0; their aggregate forecast is "
+                + ("the newest total (persistence)." if self.seasonal_period_ is None else
+                   "the newest total in the target's phase (seasonal naive)."),
                 UserWarning, stacklevel=3,
             )
         y_pred = aggregate[:, None] * e
