@@ -136,7 +136,54 @@ def _seasonal_profile_kernels(valid, period, horizon):
     return D, P
 
 
-def _kernel_shares(W, damping, trend, horizon, nonneg=None, M=None, period=None):
+def _seasonal_kernels(M, valid, candidates, horizon, period):
+    """Filters of the seasonal shares for candidates ``(form, damping, trend)``.
+
+    ``form="none"``: the shares without a season (:func:`_share_kernels`), for the choice.
+    ``form="profile"``: the level (and trend) of the deseasonalised proportions plus the
+    target phase's profile (:func:`_share_kernels` with ``period``). ``form="difference"``:
+    the proportions of the newest step ``b`` in the target's phase plus the level (and trend,
+    extrapolated ``horizon`` steps) of the seasonal differences ``s_tau - s_{tau-m}``
+    (``tau = m..p-1``, valid where both steps are), weights ``(1 - damping) ** (p - 1 - tau)``:
+    ``e = s_b + j filter(s_tau - s_{tau-m})``, ``j = ceil(horizon / m)`` the seasons from
+    ``b`` to the target: the shares' analogue of the seasonal-growth aggregate (with no
+    valid difference, ``e = s_b``). Both are linear in the proportions
+    with coefficients summing to 1.
+
+    Returns ``K`` (N, p, n_candidates) (filters of the values: ``e = W @ K``) and ``ok``
+    (N, n_candidates); rows without a usable step (``ok`` False: no valid step for the
+    profile form, an invalid step ``b`` for the difference form) get uniform shares.
+    """
+    from ._aggregate import _seasonal_base
+
+    N, p = M.shape
+    K = np.zeros((N, p, len(candidates)))
+    ok = np.zeros((N, len(candidates)), dtype=bool)
+    for form in dict.fromkeys(c[0] for c in candidates):
+        cols = [j for j, c in enumerate(candidates) if c[0] == form]
+        pairs = [candidates[j][1:] for j in cols]
+        if form in ("profile", "none"):
+            K[:, :, cols], ok[:, cols] = _share_kernels(
+                M, valid, pairs, horizon, period if form == "profile" else None)
+            continue
+        q = p - period
+        valid_d = valid[:, period:] & valid[:, :q]
+        # unit "totals" make _share_kernels return filters of the difference sequence itself
+        Kd, _ = _share_kernels(np.where(valid_d, 1.0, 0.0), valid_d, pairs, horizon)
+        b = _seasonal_base(p, period, horizon)
+        Kd *= int(np.ceil(horizon / period))  # seasons from step b to the target
+        Ks = np.zeros((N, p, len(cols)))
+        Ks[:, period:] += Kd
+        Ks[:, :q] -= Kd
+        Ks[:, b] += 1.0
+        inv_M = np.where(valid, 1.0 / np.where(valid, M, 1.0), 0.0)
+        K[:, :, cols] = Ks * inv_M[:, :, None]
+        ok[:, cols] = valid[:, b, None]
+    return K, ok
+
+
+def _kernel_shares(W, damping, trend, horizon, nonneg=None, M=None, period=None,
+                   form="profile"):
     """Shares of windows W (N, n, p) for one damping and share trend (``stop="converge"``).
 
     ``trend == 0`` gives the closed-form equilibrium shares (:func:`_closed_form_shares`);
@@ -152,7 +199,10 @@ def _kernel_shares(W, damping, trend, horizon, nonneg=None, M=None, period=None)
         M, valid = _totals(W)
     else:
         valid = np.isfinite(M) & (M > 0)
-    K, ok = _share_kernels(M, valid, [(damping, trend)], horizon, period)
+    if period is None:
+        K, ok = _share_kernels(M, valid, [(damping, trend)], horizon)
+    else:
+        K, ok = _seasonal_kernels(M, valid, [(form, damping, trend)], horizon, period)
     e = np.matmul(W, K)[:, :, 0]
     e[~ok[:, 0]] = 1.0 / W.shape[1]
     return _finalize_shares(e, W, nonneg)
@@ -165,10 +215,11 @@ def _candidate_errors(W, M, valid, Y, total, candidates, horizon, row_weights,
     For each row set ``s`` (a row of ``row_weights`` (n_sets, N): the weight of every window
     in that set, 0 outside), returns ``out[s, i, c] = sum_r row_weights[s, r] * (total_r *
     e_{r,i,c} - Y_{r,i}) ** 2`` (n_sets, n, n_candidates) for the ``candidates`` (damping,
-    trend) of :func:`_share_kernels`. The shares are those of :func:`_kernel_shares`: trend
-    shares (``trend > 0``) are clipped at 0 on windows without a negative value (``nonneg``,
-    every window when ``None``) and renormalised, equilibrium shares (``trend == 0``) are
-    used as they are.
+    trend) of :func:`_share_kernels` (``(form, damping, trend)`` of :func:`_seasonal_kernels`
+    with a seasonal ``period``). The shares are those of :func:`_kernel_shares`: trend
+    shares (``trend > 0``) and seasonal shares are clipped at 0 on windows without a negative
+    value (``nonneg``, every window when ``None``) and renormalised, equilibrium shares
+    (``trend == 0``) are used as they are.
 
     One batched matrix product per chunk of about ``chunk_size`` values gives every
     candidate's shares; nothing of the size of ``W`` is copied. On nonnegative windows with
@@ -177,9 +228,13 @@ def _candidate_errors(W, M, valid, Y, total, candidates, horizon, row_weights,
     that is 1 up to rounding).
     """
     N, n, p = W.shape
-    K, ok = _share_kernels(M, valid, candidates, horizon, period)
+    if period is None:
+        K, ok = _share_kernels(M, valid, candidates, horizon)
+        renorm = np.array([trend != 0 for _, trend in candidates])
+    else:  # candidates (form, damping, trend): every seasonal share is clipped
+        K, ok = _seasonal_kernels(M, valid, candidates, horizon, period)
+        renorm = np.ones(len(candidates), dtype=bool)
     n_cand = K.shape[2]
-    renorm = np.array([trend != 0 or period is not None for _, trend in candidates])
     fold = nonneg is None and bool(np.all(total > 0))
     if fold:  # E = total * e straight from the product
         K *= total[:, None, None]
