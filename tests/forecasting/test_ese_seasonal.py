@@ -3,9 +3,10 @@ the detection test, calibrated intervals, bad input, and seasonal_period=None un
 
 import numpy as np
 import pytest
+from conftest import require_data
 from numpy.testing import assert_allclose
 
-from sklearn_icml26.datasets import make_interacting_systems
+from sklearn_icml26.datasets import load_seasonal_panel, make_interacting_systems
 from sklearn_icml26.forecasting import ESERegressor, sliding_window
 from sklearn_icml26.forecasting._shares import _seasonal_profile_kernels, _totals
 
@@ -257,3 +258,41 @@ def test_nonpositive_predict_totals_fall_back_to_the_seasonal_naive():
     W = Xb[0]
     base = W[:, 8 - 1 + 1 - 4].sum()
     assert_allclose(pred.sum(), base)
+
+
+# --------------------------------------------------------------------------------------------
+# real seasonal panels (the benchmark's protocol, horizon 1)
+# --------------------------------------------------------------------------------------------
+def _rmse(pred, truth):
+    return float(np.sqrt(np.mean((pred - truth) ** 2, axis=0)).mean())
+
+
+@pytest.mark.real_data
+@pytest.mark.parametrize("name, shape, p, n_test, period, snaive, ese", [
+    ("us_employment", (357, 145), 24, 36, 12, 105.73, 12.97),
+    ("aus_accommodation", (74, 8), 8, 12, 4, 24.66, 13.22),
+])
+def test_seasonal_panels_loader_and_reference_numbers(name, shape, p, n_test, period,
+                                                      snaive, ese):
+    require_data(f"seasonal_panels/{'us_employment.csv.gz' if name[0] == 'u' else name + '.csv'}")
+    panel = load_seasonal_panel(name)
+    assert panel.data.shape == shape and panel.period == period
+    assert panel.data.index.is_monotonic_increasing
+    X, y = sliding_window(panel.data.to_numpy(), p)
+    Xtr, ytr, Xte, yte = X[:-n_test], y[:-n_test], X[-n_test:], y[-n_test:]
+    W = Xte.reshape(n_test, shape[1], p)
+    assert _rmse(W[:, :, p - period], yte) == pytest.approx(snaive, abs=0.01)
+    est = ESERegressor(seasonal_period="auto").fit(Xtr, ytr)
+    assert est.seasonal_period_ == period
+    assert _rmse(est.predict(Xte), yte) == pytest.approx(ese, abs=0.01)
+
+
+def test_seasonal_panel_loader_rejects_unknown_names_and_bad_files(tmp_path):
+    with pytest.raises(ValueError, match="name must be one of"):
+        load_seasonal_panel("tourism")
+    (tmp_path / "seasonal_panels").mkdir()
+    (tmp_path / "seasonal_panels" / "aus_accommodation.csv").write_text("Date,State\n")
+    with pytest.raises(ValueError, match="not the pinned"):
+        load_seasonal_panel("aus_accommodation", data_home=tmp_path)
+    with pytest.raises(OSError, match="missing file"):
+        load_seasonal_panel("us_employment", data_home=tmp_path)
