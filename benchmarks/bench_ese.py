@@ -21,6 +21,15 @@ coverage over every (test row, system).
 
 ``--quick`` (CI): FX with p = 20 and 30 test rows, synthetic-5, one planted drift seed, scaling
 n in {10, 100}, the Ridge pair only.
+
+``--arm seasonal`` (issue 38; ``benchmarks/results/ese_seasonal.json``): US employment (145
+series, monthly, p = 24, 36 test targets), Australian accommodation (8 states, quarterly, p = 8,
+12 test targets) and the COVID-19 panels (p = 28, 26 test targets), each at horizon 1 and one
+season ahead; ESE with seasonal_period None / m / "auto" beside the seasonal naive, the random
+walk, per-system RidgeCV, a global HistGradientBoosting on lags and statsforecast AutoETS / MSTL
+per series, run in ``--anchor-python`` (a benchmark-only environment with statsforecast, e.g.
+``python3 -m venv /work/bench-env && /work/bench-env/bin/pip install statsforecast``) through
+``_statsforecast_anchor.py``. Partial results are written after each panel.
 """
 
 import os
