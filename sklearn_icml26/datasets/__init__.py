@@ -18,11 +18,12 @@ from ._ese import (  # noqa: E402
     load_ese_covid_victoria,
     load_ese_exchange_rates,
     load_ese_synthetic,
+    load_seasonal_panel,
     make_interacting_systems,
 )
 
 __all__ += ["load_ese_covid_victoria", "load_ese_exchange_rates", "load_ese_synthetic",
-            "make_interacting_systems"]
+            "load_seasonal_panel", "make_interacting_systems"]
 
 from ._longitudinal import load_btheb, load_respiratory, make_longitudinal_rct  # noqa: E402
 
