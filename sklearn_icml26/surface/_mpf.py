@@ -99,9 +99,8 @@ class MPFSurface(_FieldExtraction, TorchEstimatorMixin, TransformerMixin,
     field : {"mpf", "sdf", "udf"}, default="mpf"
         The fused metric-phase field, or the signed / unsigned ablation.
     hidden_width : int, default=64
-        Width of the SIREN backbone's sine layers. The original 128 (with heads of 64)
-        costs about 2.5 x more per step for a similar accuracy (see
-        :ref:`mpf_defaults`).
+        Width of the SIREN backbone's sine layers. The paper's 128 (with heads of 64)
+        costs more per step for a similar accuracy (see :ref:`mpf_defaults`).
     n_layers : int, default=2
         Number of backbone sine layers.
     head_width : int, default=32

@@ -109,25 +109,24 @@ class TorchMLPRegressor(RegressorMixin, _MLPBase):
     hidden_units : int, default=16
         Width of the hidden layer.
     max_epochs : int, default=100
-        Number of passes over the data.
+        {max_epochs}
     batch_size : int, default=64
-        Mini-batch size; ``-1`` is the full batch.
+        {batch_size}
     lr : float, default=0.01
         {lr}
     optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
 default="adam"
-        Optimizer.
+        {optimizer}
     precision : {"float32", "float64"}, default="float32"
-        Precision of the module.
+        {precision}
     device : str, default="cpu"
-        Torch device.
+        {device}
     random_state : int, RandomState instance or None, default=None
-        Seeds initialisation and shuffling.
+        {random_state}
     verbose : int, default=0
         {verbose}
     optimizer_params : dict or None, default=None
-        Extra keyword arguments of the optimizer, e.g. ``{"betas": (0.9, 0.99)}`` or, for
-        ``"adamo"``, ``{"kappa": 1.0, "tau": 0.05}``; ``lr`` has its own parameter.
+        {optimizer_params}
 
     Attributes
     ----------
@@ -206,25 +205,24 @@ class TorchMLPClassifier(ClassifierMixin, _MLPBase):
     hidden_units : int, default=16
         Width of the hidden layer.
     max_epochs : int, default=100
-        Number of passes over the data.
+        {max_epochs}
     batch_size : int, default=64
-        Mini-batch size; ``-1`` is the full batch.
+        {batch_size}
     lr : float, default=0.01
         {lr}
     optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
 default="adam"
-        Optimizer.
+        {optimizer}
     precision : {"float32", "float64"}, default="float32"
-        Precision of the module.
+        {precision}
     device : str, default="cpu"
-        Torch device.
+        {device}
     random_state : int, RandomState instance or None, default=None
-        Seeds initialisation and shuffling.
+        {random_state}
     verbose : int, default=0
         {verbose}
     optimizer_params : dict or None, default=None
-        Extra keyword arguments of the optimizer, e.g. ``{"betas": (0.9, 0.99)}`` or, for
-        ``"adamo"``, ``{"kappa": 1.0, "tau": 0.05}``; ``lr`` has its own parameter.
+        {optimizer_params}
 
     Attributes
     ----------
@@ -375,25 +373,24 @@ class TorchAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MLPBa
     hidden_units : int, default=16
         Width of the hidden layers.
     max_epochs : int, default=100
-        Number of passes over the data.
+        {max_epochs}
     batch_size : int, default=64
-        Mini-batch size; ``-1`` is the full batch.
+        {batch_size}
     lr : float, default=0.01
         {lr}
     optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
 default="adam"
-        Optimizer.
+        {optimizer}
     precision : {"float32", "float64"}, default="float32"
-        Precision of the module.
+        {precision}
     device : str, default="cpu"
-        Torch device.
+        {device}
     random_state : int, RandomState instance or None, default=None
-        Seeds initialisation and shuffling.
+        {random_state}
     verbose : int, default=0
         {verbose}
     optimizer_params : dict or None, default=None
-        Extra keyword arguments of the optimizer, e.g. ``{"betas": (0.9, 0.99)}`` or, for
-        ``"adamo"``, ``{"kappa": 1.0, "tau": 0.05}``; ``lr`` has its own parameter.
+        {optimizer_params}
 
     Attributes
     ----------
@@ -443,8 +440,14 @@ default="adam"
         """
         X = validate_data(self, X)
         self._fit_net(X, self._as_input(X), sample_weight)
-        self._n_features_out = self.n_components
         return self
+
+    @property
+    def _n_features_out(self):
+        # read by ClassNamePrefixFeaturesOutMixin.get_feature_names_out; derived, not kept
+        # (NotFittedError is an AttributeError: unfitted, the attribute is missing)
+        check_is_fitted(self, "net_")
+        return self.n_components
 
     def _build_module(self, n_features_in, n_outputs, context):
         return _Autoencoder(n_features_in, self.hidden_units, self.n_components)
