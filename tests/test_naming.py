@@ -64,6 +64,8 @@ FORBIDDEN_PARAMETERS = {
     "verbosity": "verbose", "progress": "verbose", "show_progress": "verbose",
     "hidden_sizes": "hidden_layer_sizes", "hidden_dims": "hidden_layer_sizes",
     "hidden_layers": "hidden_layer_sizes", "layer_sizes": "hidden_layer_sizes",
+    "hidden_width": "hidden_size", "hidden_units": "hidden_size", "hidden_dim": "hidden_size",
+    "head_width": "head_size", "embed_dim": "d_model", "embedding_dim": "d_model",
 }
 # parameters of a torch training estimator only (elsewhere the word means something else:
 # SentenceEmbedder's ``dtype`` is the dtype of its output array)
