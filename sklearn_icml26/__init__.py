@@ -40,6 +40,7 @@ _LAZY_NAMES = {
     "TaskSandbox": "sandbox",
     "EnvironmentCache": "sandbox",
     "run_in_sandbox": "sandbox",
+    "SafetyNeuronFinder": "safety",
 }
 
 _SUBMODULES = [
@@ -56,6 +57,7 @@ _SUBMODULES = [
     "optim",
     "pinn",
     "retrieval",
+    "safety",
     "sandbox",
     "surface",
     "treatment_effects",

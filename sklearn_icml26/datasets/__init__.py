@@ -92,3 +92,7 @@ from ._sensor_streams import (  # noqa: E402
 )
 
 __all__ += ["load_air_quality", "load_basic_motions", "make_sensor_outages"]
+
+from ._safety import load_multilingual_safety  # noqa: E402
+
+__all__ += ["load_multilingual_safety"]
