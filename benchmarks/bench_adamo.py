@@ -123,22 +123,22 @@ def run_one(dataset, method, cls, params, seed, cfg):
     steps = est.diagnose_steps_
     end = est.divergence_step_ if est.diverged_ else est.n_iter_
     before = (steps > 0) & (steps < end)
-    warn_seen = bool(np.any((est.rho_history_[before] >= 1.0)
-                            | (est.max_real_eig_history_[before] > 0)))
+    warn_seen = bool(np.any((est.rho_curve_[before] >= 1.0)
+                            | (est.max_real_eig_curve_[before] > 0)))
     opt = est.optimizer_
     scale = (opt.scale_sum / opt.scale_n) if getattr(opt, "scale_n", 0) else None
     tail = np.asarray(est.loss_curve_)[-50:]
     return {"dataset": dataset, "method": method, "seed": seed,
             "diverged": bool(est.diverged_), "divergence_step": est.divergence_step_,
             "n_steps_run": int(est.n_iter_),
-            "final_qmax_over_qbound": float(est.q_max_history_[-1] / data.q_bound),
-            "peak_qmax_over_qbound": float(est.q_max_history_.max() / data.q_bound),
+            "final_qmax_over_qbound": float(est.q_max_curve_[-1] / data.q_bound),
+            "peak_qmax_over_qbound": float(est.q_max_curve_.max() / data.q_bound),
             "final_td_loss": float(np.mean(tail)), "greedy_return": ret,
             "warning_before_end": warn_seen,
-            "rho_history": est.rho_history_.tolist(),
-            "max_real_eig_history": est.max_real_eig_history_.tolist(),
+            "rho_history": est.rho_curve_.tolist(),
+            "max_real_eig_history": est.max_real_eig_curve_.tolist(),
             "diagnose_steps": steps.tolist(),
-            "q_max_every_50": est.q_max_history_[::50].tolist(),
+            "q_max_every_50": est.q_max_curve_[::50].tolist(),
             "mean_budget_scale": scale, "fit_seconds": seconds, "cpu_seconds": cpu,
             "cpu_seconds_per_step": cpu / max(int(est.n_iter_), 1),
             "load_average_1min": os.getloadavg()[0]}

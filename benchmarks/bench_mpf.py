@@ -88,7 +88,7 @@ FIELDS = ("mpf", "sdf", "udf")
 LAYER_GAPS = (0.02, 0.03, 0.05, 0.1)
 SPEED_SHAPE = "open_cylinder"
 # the "before" of the speed arm: the original derivatives, width and off-surface samples
-BEFORE = dict(hidden_width=128, head_width=64, off_surface_fraction=1.0, batch_size=1024,
+BEFORE = dict(hidden_size=128, head_size=64, off_surface_fraction=1.0, batch_size=1024,
               max_epochs=100)
 
 
@@ -214,10 +214,10 @@ def neural_job(name, noise, field, params, resolutions, n_samples, device, threa
     return rows
 
 
-SMALL_FIT = dict(max_epochs=5, batch_size=1024, hidden_width=32, head_width=32,
+SMALL_FIT = dict(max_epochs=5, batch_size=1024, hidden_size=32, head_size=32,
                  warm_start_iter=30, random_state=0)
 # the memory row's fit: the network's size does not change what the grid costs
-MEMORY_FIT = dict(max_epochs=2, hidden_width=16, head_width=16, n_layers=1,
+MEMORY_FIT = dict(max_epochs=2, hidden_size=16, head_size=16, n_layers=1,
                   warm_start_iter=30, random_state=0)
 
 

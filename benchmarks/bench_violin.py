@@ -105,7 +105,7 @@ def _model(method, seed, steps, n_train, shape, patch, small, lr=1e-3):
     if method == "sklearn.KNeighborsClassifier(1)":
         return KNeighborsClassifier(1)
     epochs = max(1, math.ceil(steps / math.ceil(n_train / 64)))
-    size = dict(embed_dim=16, depth=1, num_heads=2) if small else {}
+    size = dict(d_model=16, depth=1, n_heads=2) if small else {}
     return ViolinViTClassifier(image_shape=shape, patch_size=patch, max_epochs=epochs,
                                batch_size=64, lr=lr, random_state=seed, **size,
                                **OURS[method])
@@ -126,7 +126,7 @@ def _fit_one(job, steps, canvas, pattern_size, canvas_patch, small, lr, pattern_
     with threadpool_limits(1):
         if not _WARM:  # first-use imports and allocations out of the first timed fit
             Xw = np.random.default_rng(0).normal(size=(8, 16))
-            ViolinViTClassifier(embed_dim=8, depth=1, num_heads=2, max_epochs=1).fit(
+            ViolinViTClassifier(d_model=8, depth=1, n_heads=2, max_epochs=1).fit(
                 Xw, np.arange(8) % 2)
             _WARM.append(True)
         Xtr, ytr, Xte, yte, shape = _split(arm, seed, fraction, shuffle, canvas, pattern_size)

@@ -54,7 +54,7 @@ for name, params in [("Adam", {"optimizer": "adam"}),
     critics[name] = critic
     ret = evaluate_offline_rl_policy(critic, random_state=1000)
     print(f"{name}: diverged={critic.diverged_} after {critic.n_iter_} steps, "
-          f"final max|Q|/q_bound={critic.q_max_history_[-1] / data.q_bound:.3g}, "
+          f"final max|Q|/q_bound={critic.q_max_curve_[-1] / data.q_bound:.3g}, "
           f"greedy return {ret:.3f}, warnings: {len(caught)}")
 
 # %%
@@ -67,11 +67,11 @@ for name, params in [("Adam", {"optimizer": "adam"}),
 fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
 for name, critic in critics.items():
     steps = np.arange(1, critic.n_iter_ + 1)
-    axes[0].semilogy(steps, critic.q_max_history_ / data.q_bound, label=name)
+    axes[0].semilogy(steps, critic.q_max_curve_ / data.q_bound, label=name)
     keep = critic.diagnose_steps_ > 0
-    axes[1].plot(critic.diagnose_steps_[keep], critic.rho_history_[keep], "o-", label=name)
+    axes[1].plot(critic.diagnose_steps_[keep], critic.rho_curve_[keep], "o-", label=name)
     axes[2].semilogy(critic.diagnose_steps_[keep],
-                     np.maximum(critic.max_real_eig_history_[keep], 1e-6), "o-", label=name)
+                     np.maximum(critic.max_real_eig_curve_[keep], 1e-6), "o-", label=name)
 axes[0].axhline(1.0, color="k", lw=0.8, ls="--")
 axes[0].set(xlabel="step", ylabel="max |Q| / q_bound", title="Q-value scale")
 axes[1].axhline(1.0, color="k", lw=0.8, ls="--")

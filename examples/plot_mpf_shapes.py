@@ -24,7 +24,7 @@ from sklearn_icml26.surface import MPFSurface, SurfaceDisplay
 torch.set_num_threads(1)
 X, _ = make_thin_shell("open_arc", 1000, random_state=0)
 truth, _ = make_thin_shell("open_arc", 20000, random_state=1)
-params = dict(hidden_width=64, batch_size=256, max_epochs=40, random_state=0)
+params = dict(hidden_size=64, batch_size=256, max_epochs=40, random_state=0)
 mpf = MPFSurface(**params).fit(X)
 sdf = MPFSurface(field="sdf", **params).fit(X)
 

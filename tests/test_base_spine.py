@@ -263,11 +263,11 @@ class _EarlyMLP(TorchMLPRegressor):
     _parameter_constraints = {**TorchMLPRegressor._parameter_constraints,
                               **TorchEstimatorMixin._early_stopping_constraints}
 
-    def __init__(self, hidden_units=16, *, max_epochs=100, batch_size=64, lr=0.01,
+    def __init__(self, hidden_size=16, *, max_epochs=100, batch_size=64, lr=0.01,
                  optimizer="adam", precision="float32", device="cpu", random_state=None,
                  verbose=0, optimizer_params=None, weight_decay=0.0, early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, tol=1e-4):
-        super().__init__(hidden_units, max_epochs=max_epochs, batch_size=batch_size, lr=lr,
+        super().__init__(hidden_size, max_epochs=max_epochs, batch_size=batch_size, lr=lr,
                          optimizer=optimizer, precision=precision, device=device,
                          random_state=random_state, verbose=verbose,
                          optimizer_params=optimizer_params)
@@ -282,7 +282,7 @@ def test_early_stopping_stops_restores_the_best_state_and_records_curves():
     rng = np.random.RandomState(1)
     X = rng.normal(size=(80, 3))
     y = X[:, 0] + 0.5 * rng.normal(size=80)  # noisy: an overfitting net stops early
-    params = dict(hidden_units=64, max_epochs=300, lr=0.05, batch_size=-1,
+    params = dict(hidden_size=64, max_epochs=300, lr=0.05, batch_size=-1,
                   precision="float64", random_state=0)
     reg = _EarlyMLP(early_stopping=True, validation_fraction=0.25, n_iter_no_change=5,
                     **params).fit(X, y)
@@ -328,9 +328,12 @@ def test_substitution_indents_leaves_literal_braces_and_rejects_unknown_placehol
     assert "Inline short and {unknown} stay." in f.__doc__
     with pytest.raises(KeyError, match=r"\{typo\} names no shared text"):
         Substitution(a="x")(type("C", (), {"__doc__": "C.\n\n    {typo}\n"}))
-    # every shared text is used by the adapter estimators, and none is left unfilled
+    # every shared text is used by the adapter estimators (verbose_steps by those training in
+    # max_iter steps), and none is left unfilled
     from sklearn_icml26.approximation import HolderTransformerRegressor
+    from sklearn_icml26.optim import OfflineQRegressor
 
     for key in _torch_docstrings:
-        assert "{" + key + "}" not in HolderTransformerRegressor.__doc__
-        assert _torch_docstrings[key].splitlines()[0] in HolderTransformerRegressor.__doc__
+        cls = OfflineQRegressor if key == "verbose_steps" else HolderTransformerRegressor
+        assert "{" + key + "}" not in cls.__doc__
+        assert _torch_docstrings[key].splitlines()[0] in cls.__doc__

@@ -115,8 +115,8 @@ def test_torch_regressor_learns_and_grid_search_over_module_hyperparameters():
     X, y = make_regression(n_samples=200, n_features=4, noise=0.1, random_state=0)
     y = y / y.std()
     base = TorchMLPRegressor(max_epochs=150, lr=0.02, batch_size=-1, random_state=0)
-    search = GridSearchCV(base, {"hidden_units": [1, 32]}, cv=3).fit(X, y)
-    assert search.best_params_ == {"hidden_units": 32}
+    search = GridSearchCV(base, {"hidden_size": [1, 32]}, cv=3).fit(X, y)
+    assert search.best_params_ == {"hidden_size": 32}
     assert search.best_score_ > 0.95
 
 

@@ -49,7 +49,7 @@ def test_grid_search_over_a_torch_estimator_equals_local(dask_backend):
     base = TorchMLPRegressor(max_epochs=10, lr=0.05, batch_size=-1, precision="float64",
                              random_state=0)
     local, remote = fit_local_and_on(dask_backend,
-                                     GridSearchCV(base, {"hidden_units": [2, 8]}, cv=2), X, y)
+                                     GridSearchCV(base, {"hidden_size": [2, 8]}, cv=2), X, y)
     np.testing.assert_allclose(remote.cv_results_["mean_test_score"],
                                local.cv_results_["mean_test_score"], rtol=1e-10)
     assert remote.best_params_ == local.best_params_

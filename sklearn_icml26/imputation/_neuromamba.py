@@ -209,7 +209,8 @@ default="adamw"
     device : str, default="cpu"
         {device}
     random_state : int, RandomState instance or None, default=None
-        {random_state} The training corruption is one of those draws.
+        {random_state}
+        The training corruption is one of those draws.
     verbose : int, default=0
         {verbose}
 

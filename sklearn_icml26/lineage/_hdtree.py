@@ -162,8 +162,9 @@ default="adamw"
     device : str, default="cpu"
         {device}
     random_state : int, RandomState instance or None, default=None
-        {random_state} Those draws include the positives, the PCA, the codebook
-        initialisation and the diffusion noise.
+        {random_state}
+        Those draws include the positives, the PCA, the codebook initialisation and the
+        diffusion noise.
     verbose : int, default=0
         {verbose}
     optimizer_params : dict or None, default=None

@@ -14,6 +14,7 @@ from sklearn.feature_extraction.text import HashingVectorizer, TfidfVectorizer
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
+from ..utils._progress import progress_bar
 from ..utils._stacklevel import _external_stacklevel
 
 __all__ = ["SentenceEmbedder", "check_texts"]
@@ -189,7 +190,9 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
     device : str, default="cpu"
         Torch device of the ``"minilm"`` backend.
     verbose : int, default=0
-        Progress bar of the model's encoder when > 0.
+        When positive, show the progress of the ``"minilm"`` encoder over batches
+        (:func:`~sklearn_icml26.utils.progress_bar`: a bar in a terminal, plain lines in a
+        log).
 
     Attributes
     ----------
@@ -361,10 +364,17 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
                               stacklevel=_external_stacklevel())
         old = torch.get_num_threads()
         torch.set_num_threads(self.n_threads)
+        kw = dict(batch_size=self.batch_size, convert_to_numpy=True,
+                  normalize_embeddings=bool(self.normalize), show_progress_bar=False)
         try:
-            M = model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
-                             normalize_embeddings=bool(self.normalize),
-                             show_progress_bar=bool(self.verbose))
+            if self.verbose and texts:  # the package's progress lines, one step per batch
+                starts = range(0, len(texts), self.batch_size)
+                M = np.concatenate([
+                    model.encode(texts[i:i + self.batch_size], **kw)
+                    for i in progress_bar(starts, verbose=self.verbose, desc="SentenceEmbedder",
+                                          unit="batch")])
+            else:
+                M = model.encode(texts, **kw)
         finally:
             torch.set_num_threads(old)
         return np.asarray(M, dtype=np.float64)

@@ -135,14 +135,14 @@ default="adam"
     exit_bias_init : float, default=-3.0
         Initial bias of the exit logit (-3 starts near "read everything").
     random_state : int, RandomState instance or None, default=None
-        Seed of the initial weights, the validation split, the batches and the sampled gates.
+        {random_state}
+        Those draws include the validation split and the sampled gates.
     n_jobs : int, default=None
         Parallel jobs over episodes at inference.
     verbose : int, default=0
-        ``0`` is silent; ``1`` prints about 20 progress lines (the first step, every
-        ``ceil(max_iter / 20)``-th and the last: training loss and reward, and the greedy
-        validation reward on an evaluation step), ``2`` or more one line per step, as plain
-        text.
+        {verbose_steps}
+        A line shows the training loss and reward, and the greedy validation reward on an
+        evaluation step.
 
     Attributes
     ----------

@@ -62,7 +62,7 @@ def run_demo(data_home=None, verbose=1, fast=False):
                     next_states=data.next_states, terminals=data.terminals)
         seconds = time.perf_counter() - start
         ret = evaluate_offline_rl_policy(est, random_state=1000)
-        results[name] = (est.q_max_history_[-1] / data.q_bound, ret, seconds)
+        results[name] = (est.q_max_curve_[-1] / data.q_bound, ret, seconds)
         if verbose:
             print(f"[adamo demo] {name}: diverged={est.diverged_} after {est.n_iter_} steps, "
                   f"max|Q|/q_bound={results[name][0]:.3g}", flush=True)

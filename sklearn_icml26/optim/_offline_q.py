@@ -176,7 +176,8 @@ default="adam"
     lr : float, default=1e-3
         {lr}
     batch_size : int, default=256
-        Transitions per step, drawn uniformly with replacement; ``-1`` uses all.
+        {batch_size}
+        A step draws its batch of transitions uniformly with replacement.
     max_iter : int, default=20000
         Number of optimizer steps, each on a freshly drawn batch of transitions.
     diagnose_every : int, default=1000
@@ -195,9 +196,8 @@ default="adam"
     random_state : int, RandomState instance or None, default=None
         {random_state}
     verbose : int, default=0
-        ``0`` is silent; ``1`` prints about 20 progress lines (the first step, every
-        ``ceil(max_iter / 20)``-th and the last: TD loss, ``max |Q|``, and ``rho`` on a
-        diagnostic step), ``2`` or more one line per step, as plain text.
+        {verbose_steps}
+        A line shows the TD loss, ``max |Q|``, and ``rho`` on a diagnostic step.
 
     Attributes
     ----------
@@ -219,7 +219,7 @@ default="adam"
         achievable ``|Q|``.
     td_mode_ : bool
         Whether ``next_states`` were given (bootstrapped targets).
-    q_max_history_ : ndarray of shape (n_iter_,)
+    q_max_curve_ : ndarray of shape (n_iter_,)
         ``max |Q(s, a)|`` over each step's batch, in the units of ``y``.
     loss_curve_ : list of float
         Mean squared TD error of each step's batch (before the step), ``n_iter_`` values, in
@@ -227,11 +227,11 @@ default="adam"
     diagnose_steps_ : ndarray of shape (n_diagnostics,)
         Steps at which the diagnostics ran (before that step's update; those of the kept
         state).
-    rho_history_ : ndarray of shape (n_diagnostics,)
+    rho_curve_ : ndarray of shape (n_diagnostics,)
         Spectral radius of the augmented operator ``A(eta)``.
-    max_real_eig_history_ : ndarray of shape (n_diagnostics,)
+    max_real_eig_curve_ : ndarray of shape (n_diagnostics,)
         Largest real part of the eigenvalues of ``S``.
-    isometry_defect_history_ : ndarray of shape (n_diagnostics,)
+    isometry_defect_curve_ : ndarray of shape (n_diagnostics,)
         ``||Phi^T Phi - I||_2`` on the probe set.
     diverged_ : bool
         Whether the fit diverged (and warned): a non-finite loss, a collapse past
@@ -271,7 +271,7 @@ default="adam"
     ...                            diagnose_every=25, diagnose_points=32, random_state=0)
     >>> critic = critic.fit(data.states, data.rewards, actions=data.actions,
     ...                     next_states=data.next_states, terminals=data.terminals)
-    >>> critic.n_actions_, critic.predict_q(data.states[:2]).shape, len(critic.rho_history_)
+    >>> critic.n_actions_, critic.predict_q(data.states[:2]).shape, len(critic.rho_curve_)
     (4, (2, 4), 2)
     """
 
@@ -509,13 +509,13 @@ default="adam"
         self.diverged_ = bool(guard.stopped or self.diverged_ or rose)
         self.module_, self.target_module_, self.optimizer_ = net, target, opt
         # the records of the steps whose state is kept
-        self.q_max_history_ = np.asarray(q_hist[:self.n_iter_], dtype=np.float64)
+        self.q_max_curve_ = np.asarray(q_hist[:self.n_iter_], dtype=np.float64)
         self.loss_curve_ = [float(v) for v in loss_hist[:self.n_iter_]]
         diag = np.asarray(diag, dtype=np.float64).reshape(-1, 4)
         diag = diag[diag[:, 0] <= self.n_iter_]
         self.diagnose_steps_ = diag[:, 0].astype(np.int64)
-        self.rho_history_, self.max_real_eig_history_ = diag[:, 1], diag[:, 2]
-        self.isometry_defect_history_ = diag[:, 3]
+        self.rho_curve_, self.max_real_eig_curve_ = diag[:, 1], diag[:, 2]
+        self.isometry_defect_curve_ = diag[:, 3]
         return self
 
     def _diagnose(self, net, target, opt, S, A, S2, notdone, probe, step, seed):

@@ -112,8 +112,8 @@ class SandboxBackend(ThreadingBackend):
     The example calls joblib's own ``Parallel`` and ``delayed`` because its cache holds joblib
     alone. scikit-learn's (:mod:`sklearn.utils.parallel`, which carry the caller's warning
     filters and configuration to the workers, and which scikit-learn's own ``n_jobs`` paths
-    use) need scikit-learn in the cache and its import in every sandbox: the same four calls
-    took 19.7 s that way against 3.5 s here, on a shared two-core machine.
+    use) need scikit-learn in the cache and its import in every sandbox, which makes short
+    calls much slower (see :ref:`user_guide_sandbox`).
     """
 
     uses_threads = False

@@ -49,7 +49,7 @@ def run_demo(data_home=None, verbose=1, fast=False):
     X = data.points
     if fast:
         X = X[:5000]
-        params = dict(hidden_width=64, max_epochs=3, batch_size=1024, warm_start_iter=50)
+        params = dict(hidden_size=64, max_epochs=3, batch_size=1024, warm_start_iter=50)
         resolution, n_samples = 64, 20000
     else:
         # 300 steps of 1024 points keep the demo short (benchmark: 2000 steps of 512)

@@ -98,13 +98,12 @@ class MPFSurface(_FieldExtraction, TorchEstimatorMixin, TransformerMixin,
     ----------
     field : {"mpf", "sdf", "udf"}, default="mpf"
         The fused metric-phase field, or the signed / unsigned ablation.
-    hidden_width : int, default=64
-        Width of the SIREN backbone's sine layers. The original 128 (with heads of 64)
-        costs about 2.5 x more per step for a similar accuracy (see
-        :ref:`mpf_defaults`).
+    hidden_size : int, default=64
+        Width of the SIREN backbone's sine layers. The paper's 128 (with heads of 64)
+        costs more per step for a similar accuracy (see :ref:`mpf_defaults`).
     n_layers : int, default=2
         Number of backbone sine layers.
-    head_width : int, default=32
+    head_size : int, default=32
         Width of the sine layer of each head.
     omega0 : float, default=20.0
         Frequency of the first sine layer (SIREN's omega_0), in 1 / normalised unit. It
@@ -275,7 +274,7 @@ default="adam"
     >>> from sklearn_icml26.surface import MPFSurface
     >>> shape = load_mpf_shape("open_hemisphere")  # 20,000 unoriented points
     >>> X = shape.points[::20]
-    >>> mpf = MPFSurface(hidden_width=16, head_width=8, max_epochs=2, batch_size=250,
+    >>> mpf = MPFSurface(hidden_size=16, head_size=8, max_epochs=2, batch_size=250,
     ...                  warm_start_iter=10, random_state=0).fit(X)
     >>> mpf.transform(X[:3]).shape  # r, theta, phi at three points
     (3, 3)
@@ -288,9 +287,9 @@ default="adam"
 
     _parameter_constraints = {
         "field": [StrOptions({"mpf", "sdf", "udf"})],
-        "hidden_width": [Interval(Integral, 1, None, closed="left")],
+        "hidden_size": [Interval(Integral, 1, None, closed="left")],
         "n_layers": [Interval(Integral, 1, None, closed="left")],
-        "head_width": [Interval(Integral, 1, None, closed="left")],
+        "head_size": [Interval(Integral, 1, None, closed="left")],
         "omega0": [Interval(Real, 0, None, closed="neither")],
         "beta_init": [Interval(Real, 1e-3, None, closed="neither")],
         "softplus_beta": [Interval(Real, 0, None, closed="neither")],
@@ -310,7 +309,7 @@ default="adam"
         **TorchEstimatorMixin._torch_parameter_constraints,
     }
 
-    def __init__(self, field="mpf", *, hidden_width=64, n_layers=2, head_width=32,
+    def __init__(self, field="mpf", *, hidden_size=64, n_layers=2, head_size=32,
                  omega0=20.0, beta_init=10.0, softplus_beta=1.0, loss_weights=None,
                  align_magnitude=1.0, far_alpha=100.0, near_k=10, near_scale=4.0,
                  box_padding=0.1, laplacian_fraction=0.25, laplacian_schedule=(0.2, 0.5),
@@ -319,9 +318,9 @@ default="adam"
                  random_state=None, verbose=0, optimizer_params=None,
                  off_surface_fraction=0.5, n_jobs=None, compile=False):
         self.field = field
-        self.hidden_width = hidden_width
+        self.hidden_size = hidden_size
         self.n_layers = n_layers
-        self.head_width = head_width
+        self.head_size = head_size
         self.omega0 = omega0
         self.beta_init = beta_init
         self.softplus_beta = softplus_beta
@@ -358,7 +357,7 @@ default="adam"
 
     @classmethod
     def _get_test_params(cls):
-        return [dict(hidden_width=8, head_width=8, n_layers=1, max_epochs=2, batch_size=16,
+        return [dict(hidden_size=8, head_size=8, n_layers=1, max_epochs=2, batch_size=16,
                      warm_start_iter=2, precision="float64", random_state=0)]
 
     @classmethod
@@ -600,8 +599,8 @@ default="adam"
 
     def _build_module(self, n_features_in, n_outputs, context):
         # n_features_in counts the training columns (points, scale, normals): d from context
-        return _MPFModule(context.n_features, field=self.field, hidden_width=self.hidden_width,
-                          n_layers=self.n_layers, head_width=self.head_width,
+        return _MPFModule(context.n_features, field=self.field, hidden_size=self.hidden_size,
+                          n_layers=self.n_layers, head_size=self.head_size,
                           omega0=self.omega0, beta_init=self.beta_init,
                           softplus_beta=self.softplus_beta, near_scale=self.near_scale,
                           box_half=context.box_half,

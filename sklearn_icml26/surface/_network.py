@@ -104,7 +104,7 @@ class _MPFModule(nn.Module):
     :meth:`fields_autograd` computes the same quantities with autograd (tests compare them).
     """
 
-    def __init__(self, n_features, field="mpf", hidden_width=128, n_layers=2, head_width=64,
+    def __init__(self, n_features, field="mpf", hidden_size=128, n_layers=2, head_size=64,
                  omega0=10.0, beta_init=10.0, softplus_beta=1.0, near_scale=4.0,
                  box_half=_BOX * 1.1, off_surface_fraction=1.0):
         super().__init__()
@@ -119,11 +119,11 @@ class _MPFModule(nn.Module):
         self.compiled_step = None  # a _CompiledStep while a compiled fit trains
         self.pools = None  # the _OffSurfacePools while a fit trains (None: a query per step)
         self.distance_hook = None  # the criterion's threaded d_X query while a fit trains
-        layers = [_Sine(n_features, hidden_width, omega0, first=True)]
-        layers += [_Sine(hidden_width, hidden_width) for _ in range(n_layers - 1)]
+        layers = [_Sine(n_features, hidden_size, omega0, first=True)]
+        layers += [_Sine(hidden_size, hidden_size) for _ in range(n_layers - 1)]
         self.backbone = nn.Sequential(*layers)
-        self.r_head = _head(hidden_width, head_width) if field != "sdf" else None
-        self.theta_head = _head(hidden_width, head_width) if field != "udf" else None
+        self.r_head = _head(hidden_size, head_size) if field != "sdf" else None
+        self.theta_head = _head(hidden_size, head_size) if field != "udf" else None
         if field == "mpf":
             raw = math.log(math.expm1(beta_init - 1e-3))
             self.beta_raw = nn.Parameter(torch.tensor(raw))

@@ -70,7 +70,7 @@ class SurfaceDisplay:
     >>> from sklearn_icml26.surface import MPFSurface, SurfaceDisplay
     >>> t = np.linspace(0, np.pi, 200)
     >>> X = np.c_[np.cos(t), np.sin(t)]  # an open arc
-    >>> mpf = MPFSurface(hidden_width=16, head_width=8, max_epochs=2, batch_size=100,
+    >>> mpf = MPFSurface(hidden_size=16, head_size=8, max_epochs=2, batch_size=100,
     ...                  warm_start_iter=10, random_state=0).fit(X)
     >>> disp = SurfaceDisplay.from_estimator(mpf, X, resolution=32, background="phi")
     >>> disp.background_ is not None, disp.points_.get_xydata().shape

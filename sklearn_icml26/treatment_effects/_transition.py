@@ -77,9 +77,9 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
     ----------
     mean_model_ : regressor
         The fitted mean model (on standardised targets).
-    location_ : ndarray of shape (n_outputs,)
+    y_mean_ : ndarray of shape (n_outputs,)
         Mean of each target column, used to standardise.
-    scale_ : ndarray of shape (n_outputs,)
+    y_scale_ : ndarray of shape (n_outputs,)
         Standard deviation of each target column (1 where it is zero).
     noise_factor_ : ndarray of shape (n_outputs, n_outputs)
         ``L`` with ``L L^T`` the residual covariance of the standardised targets.
@@ -201,9 +201,9 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
             unit = S2 / peak
             location, scale = moments(unit)
             location, scale = location * peak, scale * peak
-        self.location_ = location
-        self.scale_ = np.where(scale > 1e-12 * (1.0 + np.abs(self.location_)), scale, 1.0)
-        Z = (S2 - self.location_) / self.scale_
+        self.y_mean_ = location
+        self.y_scale_ = np.where(scale > 1e-12 * (1.0 + np.abs(self.y_mean_)), scale, 1.0)
+        Z = (S2 - self.y_mean_) / self.y_scale_
         target = Z[:, 0] if self.n_outputs_ == 1 else Z
         model = LinearRegression() if self.mean_model is None else clone(self.mean_model)
         if self.n_outputs_ > 1 and not _native_multi_output(model):
@@ -246,11 +246,11 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
         self.noise_factor_ = eigvec * np.sqrt(eigval)
         standard_cov = self.noise_factor_ @ self.noise_factor_.T
         with np.errstate(over="ignore", invalid="ignore"):
-            self.covariance_ = standard_cov * np.outer(self.scale_, self.scale_)
+            self.covariance_ = standard_cov * np.outer(self.y_scale_, self.y_scale_)
         if not np.all(np.isfinite(self.covariance_)):
             warnings.warn(
                 f"covariance_ overflows float64 in the units of y (target scales up to "
-                f"{np.max(self.scale_):.3g}) and holds inf/NaN; predict and sample use the "
+                f"{np.max(self.y_scale_):.3g}) and holds inf/NaN; predict and sample use the "
                 "standardised factor noise_factor_ and are unaffected. Rescale y to get a "
                 "finite covariance_",
                 UserWarning,
@@ -262,11 +262,11 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
         n = H.shape[0]
         with np.errstate(over="ignore", invalid="ignore"):  # non-finite output raises below
             Z = np.asarray(self.mean_model_.predict(H), dtype=np.float64).reshape(n, -1)
-            mean = Z * self.scale_ + self.location_
+            mean = Z * self.y_scale_ + self.y_mean_
         if not np.all(np.isfinite(mean)):
             raise ValueError(
                 "the conditional mean is NaN or infinite for some rows of X (largest |X| = "
-                f"{np.max(np.abs(H)):.3g}, target scales up to {np.max(self.scale_):.3g}): "
+                f"{np.max(np.abs(H)):.3g}, target scales up to {np.max(self.y_scale_):.3g}): "
                 "X or the targets are too large for float64; rescale them"
             )
         return mean
@@ -327,11 +327,11 @@ class LinearGaussianTransition(RegressorMixin, BaseEstimator):
                 f"{rows[:10].tolist()}{' ...' if rows.size > 10 else ''}"
             )
         with np.errstate(over="ignore", invalid="ignore"):
-            draws = self._mean(H) + (z @ self.noise_factor_.T) * self.scale_
+            draws = self._mean(H) + (z @ self.noise_factor_.T) * self.y_scale_
         if not np.all(np.isfinite(draws)):
             raise ValueError(
                 f"the draws overflow float64 (largest |z| = {np.max(np.abs(z)):.3g}, target "
-                f"scales up to {np.max(self.scale_):.3g}): rescale the targets or z"
+                f"scales up to {np.max(self.y_scale_):.3g}): rescale the targets or z"
             )
         return draws[:, 0] if self.y_ndim_ == 1 else draws
 

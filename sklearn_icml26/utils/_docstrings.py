@@ -136,6 +136,12 @@ _torch_docstrings = {
         "``0`` is silent; ``1`` prints about 20 progress lines (the first epoch, every\n"
         "``ceil(max_epochs / 20)``-th and the last), ``2`` or more one line per epoch, as\n"
         "plain text."),
+    # the verbose text of an estimator that trains in ``max_iter`` optimizer steps on sampled
+    # batches (offline RL, policy gradient) instead of epochs
+    "verbose_steps": (
+        "``0`` is silent; ``1`` prints about 20 progress lines (the first step, every\n"
+        "``ceil(max_iter / 20)``-th and the last), ``2`` or more one line per step, as\n"
+        "plain text."),
     # -- fitted attributes --
     "net_": "The trained skorch net; ``net_.module_`` is the torch module.",
     "n_iter_": (

@@ -77,14 +77,14 @@ _TEST_PARAMS = {"max_epochs": 60, "lr": 0.05, "batch_size": -1, "precision": "fl
 
 class _MLPBase(TorchEstimatorMixin, BaseEstimator):
     _parameter_constraints = {
-        "hidden_units": [Interval(Integral, 1, None, closed="left")],
+        "hidden_size": [Interval(Integral, 1, None, closed="left")],
         **TorchEstimatorMixin._torch_parameter_constraints,
     }
 
-    def __init__(self, hidden_units=16, *, max_epochs=100, batch_size=64, lr=0.01,
+    def __init__(self, hidden_size=16, *, max_epochs=100, batch_size=64, lr=0.01,
                  optimizer="adam", precision="float32", device="cpu", random_state=None,
                  verbose=0, optimizer_params=None):
-        self.hidden_units = hidden_units
+        self.hidden_size = hidden_size
         self.max_epochs = max_epochs
         self.batch_size = batch_size
         self.lr = lr
@@ -106,28 +106,27 @@ class TorchMLPRegressor(RegressorMixin, _MLPBase):
 
     Parameters
     ----------
-    hidden_units : int, default=16
+    hidden_size : int, default=16
         Width of the hidden layer.
     max_epochs : int, default=100
-        Number of passes over the data.
+        {max_epochs}
     batch_size : int, default=64
-        Mini-batch size; ``-1`` is the full batch.
+        {batch_size}
     lr : float, default=0.01
         {lr}
     optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
 default="adam"
-        Optimizer.
+        {optimizer}
     precision : {"float32", "float64"}, default="float32"
-        Precision of the module.
+        {precision}
     device : str, default="cpu"
-        Torch device.
+        {device}
     random_state : int, RandomState instance or None, default=None
-        Seeds initialisation and shuffling.
+        {random_state}
     verbose : int, default=0
         {verbose}
     optimizer_params : dict or None, default=None
-        Extra keyword arguments of the optimizer, e.g. ``{"betas": (0.9, 0.99)}`` or, for
-        ``"adamo"``, ``{"kappa": 1.0, "tau": 0.05}``; ``lr`` has its own parameter.
+        {optimizer_params}
 
     Attributes
     ----------
@@ -173,7 +172,7 @@ default="adam"
         return self
 
     def _build_module(self, n_features_in, n_outputs, context):
-        return _mlp(n_features_in, self.hidden_units, n_outputs)
+        return _mlp(n_features_in, self.hidden_size, n_outputs)
 
     def _build_criterion(self, context):
         return _squared_error()
@@ -203,28 +202,27 @@ class TorchMLPClassifier(ClassifierMixin, _MLPBase):
 
     Parameters
     ----------
-    hidden_units : int, default=16
+    hidden_size : int, default=16
         Width of the hidden layer.
     max_epochs : int, default=100
-        Number of passes over the data.
+        {max_epochs}
     batch_size : int, default=64
-        Mini-batch size; ``-1`` is the full batch.
+        {batch_size}
     lr : float, default=0.01
         {lr}
     optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
 default="adam"
-        Optimizer.
+        {optimizer}
     precision : {"float32", "float64"}, default="float32"
-        Precision of the module.
+        {precision}
     device : str, default="cpu"
-        Torch device.
+        {device}
     random_state : int, RandomState instance or None, default=None
-        Seeds initialisation and shuffling.
+        {random_state}
     verbose : int, default=0
         {verbose}
     optimizer_params : dict or None, default=None
-        Extra keyword arguments of the optimizer, e.g. ``{"betas": (0.9, 0.99)}`` or, for
-        ``"adamo"``, ``{"kappa": 1.0, "tau": 0.05}``; ``lr`` has its own parameter.
+        {optimizer_params}
 
     Attributes
     ----------
@@ -279,7 +277,7 @@ default="adam"
         return self
 
     def _build_module(self, n_features_in, n_outputs, context):
-        return _mlp(n_features_in, self.hidden_units, n_outputs)
+        return _mlp(n_features_in, self.hidden_size, n_outputs)
 
     def _build_criterion(self, context):
         return nn.CrossEntropyLoss(reduction="none")
@@ -372,28 +370,27 @@ class TorchAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MLPBa
     ----------
     n_components : int, default=2
         Size of the code.
-    hidden_units : int, default=16
+    hidden_size : int, default=16
         Width of the hidden layers.
     max_epochs : int, default=100
-        Number of passes over the data.
+        {max_epochs}
     batch_size : int, default=64
-        Mini-batch size; ``-1`` is the full batch.
+        {batch_size}
     lr : float, default=0.01
         {lr}
     optimizer : {"adam", "adamw", "sgd", "rmsprop", "adamo"} or torch optimizer class, \
 default="adam"
-        Optimizer.
+        {optimizer}
     precision : {"float32", "float64"}, default="float32"
-        Precision of the module.
+        {precision}
     device : str, default="cpu"
-        Torch device.
+        {device}
     random_state : int, RandomState instance or None, default=None
-        Seeds initialisation and shuffling.
+        {random_state}
     verbose : int, default=0
         {verbose}
     optimizer_params : dict or None, default=None
-        Extra keyword arguments of the optimizer, e.g. ``{"betas": (0.9, 0.99)}`` or, for
-        ``"adamo"``, ``{"kappa": 1.0, "tau": 0.05}``; ``lr`` has its own parameter.
+        {optimizer_params}
 
     Attributes
     ----------
@@ -414,10 +411,10 @@ default="adam"
         "n_components": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, n_components=2, hidden_units=16, *, max_epochs=100, batch_size=64,
+    def __init__(self, n_components=2, hidden_size=16, *, max_epochs=100, batch_size=64,
                  lr=0.01, optimizer="adam", precision="float32", device="cpu",
                  random_state=None, verbose=0, optimizer_params=None):
-        super().__init__(hidden_units, max_epochs=max_epochs, batch_size=batch_size, lr=lr,
+        super().__init__(hidden_size, max_epochs=max_epochs, batch_size=batch_size, lr=lr,
                          optimizer=optimizer, precision=precision, device=device,
                          random_state=random_state, verbose=verbose,
                          optimizer_params=optimizer_params)
@@ -443,11 +440,17 @@ default="adam"
         """
         X = validate_data(self, X)
         self._fit_net(X, self._as_input(X), sample_weight)
-        self._n_features_out = self.n_components
         return self
 
+    @property
+    def _n_features_out(self):
+        # read by ClassNamePrefixFeaturesOutMixin.get_feature_names_out; derived, not kept
+        # (NotFittedError is an AttributeError: unfitted, the attribute is missing)
+        check_is_fitted(self, "net_")
+        return self.n_components
+
     def _build_module(self, n_features_in, n_outputs, context):
-        return _Autoencoder(n_features_in, self.hidden_units, self.n_components)
+        return _Autoencoder(n_features_in, self.hidden_size, self.n_components)
 
     def _build_criterion(self, context):
         return _squared_error()

@@ -48,7 +48,7 @@ def run_demo(data_home=None, verbose=1, fast=False):
     Xtr, _, ytr, _ = train_test_split(Xtr, ytr, train_size=0.1, stratify=ytr, random_state=0)
     steps = 40 if fast else 300
     epochs = math.ceil(steps / math.ceil(len(ytr) / 64))
-    size = dict(embed_dim=16, depth=1, num_heads=2) if fast else {}
+    size = dict(d_model=16, depth=1, n_heads=2) if fast else {}
     dataset = f"digits 8x8, {len(ytr)} training images (10 %), {len(yte)} test"
     models = {
         "ViolinViTClassifier": ViolinViTClassifier(max_epochs=epochs, lr=3e-3, random_state=0,

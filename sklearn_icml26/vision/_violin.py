@@ -753,14 +753,14 @@ class ViolinViTClassifier(TorchEstimatorMixin, ClassifierMixin, BaseEstimator):
         else a ``1 x n_features`` strip (with a UserWarning).
     patch_size : int or tuple of int, default=1
         Patch height and width in pixels; must divide the image.
-    embed_dim : int, default=32
-        Token width; divisible by ``num_heads``.
+    d_model : int, default=32
+        Token width; divisible by ``n_heads``.
     depth : int, default=2
         Number of transformer blocks.
-    num_heads : int, default=4
+    n_heads : int, default=4
         Attention heads per block.
     mlp_ratio : float, default=2.0
-        Hidden width of the feed-forward layers relative to ``embed_dim``.
+        Hidden width of the feed-forward layers relative to ``d_model``.
     pool : {"mean", "cls"}, default="mean"
         Mean over the patch tokens or a learned class token (its mask row and column are 1).
     mask : {"learned", "fixed", "ones"} or None, default="learned"
@@ -817,12 +817,12 @@ default="adamw"
         ``gh * gw`` patch tokens.
     curve_positions_ : ndarray of shape (n_curves, n_tokens_)
         ``pos_c`` of every curve on the patch grid (zero rows for ``mask="ones"`` or None).
-    decay_rates_ : ndarray of shape (depth, n_curves, num_heads) or None
+    decay_rates_ : ndarray of shape (depth, n_curves, n_heads) or None
         Trained ``gamma = sigmoid(a)``; 0.996 everywhere for ``mask="fixed"``; None otherwise.
-    attention_scales_ : ndarray of shape (depth, num_heads) or None
+    attention_scales_ : ndarray of shape (depth, n_heads) or None
         Trained ``s_h``; None for ``mask=None``.
     n_extra_parameters_ : int
-        Parameters the mask adds to the plain ViT: ``depth * num_heads * (n_curves + 1)`` for
+        Parameters the mask adds to the plain ViT: ``depth * n_heads * (n_curves + 1)`` for
         ``"learned"``.
     mean_ : float
         Mean of the training pixels (weighted by ``sample_weight``).
@@ -861,7 +861,7 @@ default="adamw"
     >>> from sklearn_icml26.vision import ViolinViTClassifier
     >>> from sklearn_icml26.datasets import make_bar_images
     >>> X, y = make_bar_images(40, random_state=0)
-    >>> clf = ViolinViTClassifier(embed_dim=16, depth=1, num_heads=2, max_epochs=1,
+    >>> clf = ViolinViTClassifier(d_model=16, depth=1, n_heads=2, max_epochs=1,
     ...                           random_state=0).fit(X, y)
     >>> clf.predict_proba(X[:2]).shape, clf.decay_rates_.shape
     ((2, 4), (1, 8, 2))
@@ -871,9 +871,9 @@ default="adamw"
         **TorchEstimatorMixin._torch_parameter_constraints,
         "image_shape": ["array-like", None],
         "patch_size": [Interval(Integral, 1, None, closed="left"), "array-like"],
-        "embed_dim": [Interval(Integral, 1, None, closed="left")],
+        "d_model": [Interval(Integral, 1, None, closed="left")],
         "depth": [Interval(Integral, 1, None, closed="left")],
-        "num_heads": [Interval(Integral, 1, None, closed="left")],
+        "n_heads": [Interval(Integral, 1, None, closed="left")],
         "mlp_ratio": [Interval(Real, 0, None, closed="neither")],
         "pool": [StrOptions({"mean", "cls"})],
         "mask": [StrOptions(set(_MASKS)), None],
@@ -886,7 +886,7 @@ default="adamw"
         "weight_decay": TorchEstimatorMixin._early_stopping_constraints["weight_decay"],
     }
 
-    def __init__(self, image_shape=None, patch_size=1, embed_dim=32, depth=2, num_heads=4,
+    def __init__(self, image_shape=None, patch_size=1, d_model=32, depth=2, n_heads=4,
                  mlp_ratio=2.0, pool="mean", mask="learned", curves=DEFAULT_CURVES,
                  decay_init=(5.0, 9.0), scale_init="normal", scale_init_std=0.5,
                  pos_embedding=True, dropout=0.0, max_epochs=100, batch_size=64, lr=1e-3,
@@ -894,9 +894,9 @@ default="adamw"
                  precision="float32", device="cpu", random_state=None, verbose=0):
         self.image_shape = image_shape
         self.patch_size = patch_size
-        self.embed_dim = embed_dim
+        self.d_model = d_model
         self.depth = depth
-        self.num_heads = num_heads
+        self.n_heads = n_heads
         self.mlp_ratio = mlp_ratio
         self.pool = pool
         self.mask = mask
@@ -922,7 +922,7 @@ default="adamw"
     def _get_test_params(cls):
         # 8 epochs at a large lr pass the common accuracy check in a third of the CPU time
         # of 20 epochs at 1e-2
-        return [dict(embed_dim=16, depth=1, num_heads=2, max_epochs=8, batch_size=64,
+        return [dict(d_model=16, depth=1, n_heads=2, max_epochs=8, batch_size=64,
                      lr=2e-2, precision="float64", random_state=0)]
 
     def __sklearn_tags__(self):
@@ -935,8 +935,8 @@ default="adamw"
     _whole_batches = True
 
     def _build_module(self, n_features_in, n_outputs, context):
-        return _ViolinViT(self.image_shape_, context.patch, self.embed_dim, self.depth,
-                          self.num_heads, self.mlp_ratio, n_outputs, self.pool, self.mask,
+        return _ViolinViT(self.image_shape_, context.patch, self.d_model, self.depth,
+                          self.n_heads, self.mlp_ratio, n_outputs, self.pool, self.mask,
                           context.curves, context.decay_init, self.scale_init,
                           self.scale_init_std, self.pos_embedding, self.dropout)
 
@@ -944,9 +944,9 @@ default="adamw"
         return nn.CrossEntropyLoss(reduction="none")
 
     def _check_hyperparameters(self, n_features):
-        if self.embed_dim % self.num_heads:
-            raise ValueError(f"embed_dim={self.embed_dim} must be divisible by "
-                             f"num_heads={self.num_heads}.")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model={self.d_model} must be divisible by "
+                             f"n_heads={self.n_heads}.")
         curves = _check_curves(self.curves)
         if self.mask in ("learned", "fixed") and not curves:
             raise ValueError(f"curves must be a non-empty tuple when mask={self.mask!r}; got "
@@ -990,7 +990,7 @@ default="adamw"
         ValueError
             If ``image_shape`` or ``patch_size`` does not hold positive integers,
             ``image_shape`` does not match the number of features, ``patch_size`` does not
-            divide the image, ``embed_dim`` is not divisible by ``num_heads``, ``curves`` is
+            divide the image, ``d_model`` is not divisible by ``n_heads``, ``curves`` is
             empty (or holds an unknown name) with a curve mask, ``X`` holds NaN or inf, or
             ``y`` holds a single class.
 
@@ -1031,12 +1031,12 @@ default="adamw"
             self.decay_rates_ = np.stack([
                 torch.sigmoid(a.decay_logits).detach().cpu().double().numpy() for a in attns])
         elif self.mask == "fixed":
-            self.decay_rates_ = np.full((self.depth, C, self.num_heads), _FIXED_DECAY)
+            self.decay_rates_ = np.full((self.depth, C, self.n_heads), _FIXED_DECAY)
         else:
             self.decay_rates_ = None
         self.attention_scales_ = None if self.mask is None else np.stack(
             [a.attention_scale.detach().cpu().double().numpy() for a in attns])
-        self.n_extra_parameters_ = _extra_parameters(self.depth, self.num_heads, C, self.mask)
+        self.n_extra_parameters_ = _extra_parameters(self.depth, self.n_heads, C, self.mask)
 
     def _standardise(self, X):
         # on power-of-two pre-scaled values: X - mean cannot overflow, ordinary inputs give
@@ -1108,7 +1108,7 @@ default="adamw"
 
         Returns
         -------
-        features : ndarray of shape (n_samples, embed_dim)
+        features : ndarray of shape (n_samples, d_model)
             Output of the final LayerNorm, pooled over the tokens, float64.
         """
         Xs = self._as_input(self._validated(X))

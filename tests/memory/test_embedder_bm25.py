@@ -133,3 +133,31 @@ def test_hashing_fallback_is_announced_once_per_process_at_the_callers_line(monk
     notices = [w for w in rec if "is not installed" in str(w.message)]
     assert len(notices) == 1 and notices[0].filename == __file__
     assert first.backend_ == "hashing"
+
+
+def test_minilm_progress_goes_through_progress_bar(monkeypatch, capfd):
+    """verbose > 0: the encoder runs batch by batch under utils.progress_bar (plain lines in a
+    log, the encoder's own bar off) and gives the same rows as one call."""
+    from sklearn_icml26.memory import _embedder
+
+    calls = []
+
+    class FakeModel:
+        def encode(self, texts, *, batch_size, convert_to_numpy, normalize_embeddings,
+                   show_progress_bar):
+            calls.append((len(texts), show_progress_bar))
+            return np.array([[len(t), t.count("a")] for t in texts], dtype=np.float32)
+
+    monkeypatch.setattr(_embedder, "_load_minilm", lambda path, device: FakeModel())
+    texts = [f"text {'a' * i}" for i in range(7)]
+    quiet = SentenceEmbedder(backend="minilm", batch_size=3)
+    quiet.backend_, quiet.model_path_ = "minilm", "unused"
+    expected = quiet._encode(texts)
+    assert calls == [(7, False)]
+    calls.clear()
+    loud = clone(quiet).set_params(verbose=1)
+    loud.backend_, loud.model_path_ = "minilm", "unused"
+    np.testing.assert_array_equal(loud._encode(texts), expected)
+    assert calls == [(3, False), (3, False), (1, False)]
+    err = capfd.readouterr().err
+    assert "SentenceEmbedder" in err and "\r" not in err and "3/3" in err

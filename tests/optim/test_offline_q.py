@@ -31,7 +31,7 @@ def _fit(est, d, **kw):
 def test_same_seed_same_fit_and_td_error(data):
     a = _fit(OfflineQRegressor(**_SMALL, target_update="polyak"), data)
     b = _fit(OfflineQRegressor(**_SMALL, target_update="polyak"), data)
-    np.testing.assert_array_equal(a.q_max_history_, b.q_max_history_)
+    np.testing.assert_array_equal(a.q_max_curve_, b.q_max_curve_)
     np.testing.assert_array_equal(a.predict_q(data.states), b.predict_q(data.states))
     c = _fit(OfflineQRegressor(**{**_SMALL, "random_state": 1}), data)
     assert not np.array_equal(a.predict_q(data.states), c.predict_q(data.states))
@@ -69,15 +69,15 @@ def test_supervised_mode_is_regression_with_negative_semidefinite_s():
     assert est.q_bound_ == pytest.approx(np.max(np.abs(y)))
     assert est.score(X, y) > 0.95
     # S = -K: every eigenvalue is real and <= 0 (up to float32 rounding of K's entries)
-    assert len(est.rho_history_) == 3 and np.all(est.max_real_eig_history_ <= 1e-4)
-    assert np.all(est.isometry_defect_history_ >= 0)
+    assert len(est.rho_curve_) == 3 and np.all(est.max_real_eig_curve_ <= 1e-4)
+    assert np.all(est.isometry_defect_curve_ >= 0)
 
 
 def test_diagnostics_record_rho_in_td_mode(data):
     est = _fit(OfflineQRegressor(**{**_SMALL, "diagnose_every": 20, "diagnose_points": 16},
                                  target_update="none"), data)
     np.testing.assert_array_equal(est.diagnose_steps_, [0, 20])
-    assert np.all(est.rho_history_ > 0) and est.rho_history_.shape == (2,)
+    assert np.all(est.rho_curve_ > 0) and est.rho_curve_.shape == (2,)
 
 
 def test_collapse_stops_with_the_divergence_warning_and_keeps_the_state(data):
@@ -87,8 +87,8 @@ def test_collapse_stops_with_the_divergence_warning_and_keeps_the_state(data):
                       match="OfflineQRegressor: the training loss rose a hundredfold"):
         _fit(est, data)
     assert est.diverged_ and est.n_iter_ == est.divergence_step_ < 200
-    assert len(est.loss_curve_) == len(est.q_max_history_) == est.n_iter_
-    assert est.q_max_history_[-1] > 2.0 * est.q_bound_  # the collapse is what stopped it
+    assert len(est.loss_curve_) == len(est.q_max_curve_) == est.n_iter_
+    assert est.q_max_curve_[-1] > 2.0 * est.q_bound_  # the collapse is what stopped it
     assert np.all(np.isfinite(est.predict_q(data.states)))
 
 
@@ -103,7 +103,7 @@ def test_non_finite_loss_restores_the_last_checked_state(data):
                       r"non-finite in step \d+; .* \(the initial ones\) were restored"):
         _fit(est, data)
     assert est.diverged_ and est.n_iter_ == 0 and 1 <= est.divergence_step_ < 100
-    assert est.loss_curve_ == [] and est.q_max_history_.shape == (0,)
+    assert est.loss_curve_ == [] and est.q_max_curve_.shape == (0,)
     np.testing.assert_allclose(est.predict_q(data.states), init.predict_q(data.states),
                                rtol=1e-5, atol=1e-6)
     for p, q in zip(est.module_.parameters(), est.target_module_.parameters(), strict=True):
@@ -200,15 +200,15 @@ def test_adam_collapses_on_narrow_data_and_adamo_does_not():
     with pytest.warns(ConvergenceWarning, match="diverged"):
         _fit(adam, d)
     assert adam.diverged_ and adam.divergence_step_ < 420  # step 351 on this seed
-    assert adam.q_max_history_[-1] > 100 * adam.q_bound_
+    assert adam.q_max_curve_[-1] > 100 * adam.q_bound_
     adamo = OfflineQRegressor(**common, optimizer="adamo",
                               optimizer_params={"kappa": 1.0, "tau": 1.0})
     _fit(adamo, d)
-    assert not adamo.diverged_ and adamo.q_max_history_.max() < adamo.q_bound_
+    assert not adamo.diverged_ and adamo.q_max_curve_.max() < adamo.q_bound_
 
 
 def test_supervised_divergence_rule_and_history_are_in_the_units_of_y():
-    """Regression on y with an offset (y = s_0 + 5): max|Q| in q_max_history_ is that of
+    """Regression on y with an offset (y = s_0 + 5): max|Q| in q_max_curve_ is that of
     the predictions (about 6, not the centred ~1), and the stop rule compares it with
     divergence_threshold * q_bound_ = 1.05 * max|y|, which a good fit never exceeds."""
     d = make_offline_rl_dataset(n_transitions=2000, random_state=0)
@@ -220,8 +220,8 @@ def test_supervised_divergence_rule_and_history_are_in_the_units_of_y():
                                 random_state=0).fit(d.states, y)
     assert not est.diverged_ and est.n_iter_ == 300
     assert est.q_bound_ == np.abs(y).max()
-    assert 4.0 < est.q_max_history_[-1] <= 1.05 * est.q_bound_
-    assert abs(est.q_max_history_[-1] - np.abs(est.predict(d.states)).max()) < 0.5
+    assert 4.0 < est.q_max_curve_[-1] <= 1.05 * est.q_bound_
+    assert abs(est.q_max_curve_[-1] - np.abs(est.predict(d.states)).max()) < 0.5
 
 
 def test_isometry_penalty_known_values_and_gradient():
@@ -274,4 +274,4 @@ def test_targets_near_the_float64_limits_scale_the_fit(data, factor, td):
     assert not est.diverged_ and est.n_iter_ == 30
     np.testing.assert_allclose(est.predict_q(data.states) / factor,
                                ref.predict_q(data.states), rtol=1e-6, atol=1e-9)
-    np.testing.assert_allclose(est.q_max_history_ / factor, ref.q_max_history_, rtol=1e-6)
+    np.testing.assert_allclose(est.q_max_curve_ / factor, ref.q_max_curve_, rtol=1e-6)

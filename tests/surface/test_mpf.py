@@ -36,9 +36,9 @@ from sklearn_icml26.surface._network import _MPFModule
 
 # the configuration the 2-D thresholds were measured with (heads of 64, one near and one free
 # sample per batch point: the defaults before the faster training)
-ARC = dict(hidden_width=64, head_width=64, off_surface_fraction=1.0, batch_size=256,
+ARC = dict(hidden_size=64, head_size=64, off_surface_fraction=1.0, batch_size=256,
            max_epochs=125, random_state=0)
-TINY = dict(hidden_width=16, head_width=8, n_layers=1, max_epochs=2, batch_size=64,
+TINY = dict(hidden_size=16, head_size=8, n_layers=1, max_epochs=2, batch_size=64,
             warm_start_iter=5, random_state=0)
 
 
@@ -175,7 +175,7 @@ def test_load_mpf_shape_regenerates_without_caching_under_the_shared_name(tmp_pa
 # ------------------------------------------------------------------------------------------
 def test_fusion_identities_and_gradient_formula():
     torch.manual_seed(0)
-    module = _MPFModule(3, hidden_width=32, head_width=16).double()
+    module = _MPFModule(3, hidden_size=32, head_size=16).double()
     x = torch.rand(500, 3, dtype=torch.float64) * 2 - 1
     out = module.fields(x, grads=True)
     r, th, phi = out["r"].detach(), out["theta"].detach(), out["phi"].detach()
@@ -319,7 +319,7 @@ def _boundary_edges(faces):
 # default 20 such a fit of the closed sphere still has spurious zero crossings 0.49 off the
 # sphere untrimmed (0.48 after 200 steps); the default network with 1,000 steps on 20,000
 # points meshes it within 0.014 at 20 (0.010 at 10), watertight either way
-_MESH_FIT = dict(hidden_width=32, head_width=16, max_epochs=4, batch_size=500, random_state=0,
+_MESH_FIT = dict(hidden_size=32, head_size=16, max_epochs=4, batch_size=500, random_state=0,
                  omega0=10.0)
 
 
@@ -441,7 +441,7 @@ def test_duplicates_are_removed_with_a_note_and_a_flat_patch_is_valid():
     # a flat open patch (zero extent in one direction) is a valid surface
     rng = np.random.default_rng(0)
     patch = np.c_[rng.uniform(-1, 1, size=(1500, 2)), np.zeros(1500)]
-    flat = MPFSurface(hidden_width=32, head_width=16, max_epochs=4, batch_size=500,
+    flat = MPFSurface(hidden_size=32, head_size=16, max_epochs=4, batch_size=500,
                       random_state=0).fit(patch)
     V, F = flat.extract_mesh(24, trim="points")
     assert len(F) > 50
@@ -494,7 +494,7 @@ def test_learning_rate_schedule(schedule):
 @pytest.fixture(scope="module")
 def hemisphere():
     H, _ = make_thin_shell("open_hemisphere", 2000, random_state=0)
-    return H, MPFSurface(hidden_width=32, head_width=16, max_epochs=2, batch_size=500,
+    return H, MPFSurface(hidden_size=32, head_size=16, max_epochs=2, batch_size=500,
                          warm_start_iter=10, random_state=0).fit(H)
 
 
@@ -505,7 +505,7 @@ def test_float32_outputs_do_not_depend_on_the_batch(d, hemisphere):
         X, est = hemisphere
     else:
         X, _ = make_thin_shell("open_arc", 300, random_state=0)
-        est = MPFSurface(hidden_width=128, max_epochs=2, batch_size=100, warm_start_iter=10,
+        est = MPFSurface(hidden_size=128, max_epochs=2, batch_size=100, warm_start_iter=10,
                          random_state=0).fit(X)
     assert est.precision == "float32"
     full = est.transform(X)

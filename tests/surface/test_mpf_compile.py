@@ -19,7 +19,7 @@ from sklearn_icml26.surface import MPFSurface, _compile, _loss, _mpf
 
 torch.set_num_threads(1)
 
-SMALL = dict(hidden_width=16, head_width=8, max_epochs=3, batch_size=120,
+SMALL = dict(hidden_size=16, head_size=8, max_epochs=3, batch_size=120,
              warm_start_iter=20, random_state=0)
 
 

@@ -29,7 +29,7 @@ def _one_thread():
 @pytest.mark.parametrize("d", [2, 3])
 def test_closed_form_gradients_and_laplacian_equal_autograd(field, d):
     torch.manual_seed(d)
-    module = _MPFModule(d, field=field, hidden_width=24, head_width=12, n_layers=3,
+    module = _MPFModule(d, field=field, hidden_size=24, head_size=12, n_layers=3,
                         omega0=10.0, softplus_beta=2.0).double()
     with torch.no_grad():  # move every parameter off its initialisation (beta included)
         for p in module.parameters():

@@ -119,7 +119,7 @@ def test_missing_trimesh_names_the_extra(tmp_path, monkeypatch, mesh_fit):
 @pytest.fixture(scope="module")
 def mesh_fit():
     H, _ = make_thin_shell("open_hemisphere", 2000, random_state=0)
-    est = MPFSurface(hidden_width=32, head_width=16, max_epochs=4, batch_size=500,
+    est = MPFSurface(hidden_size=32, head_size=16, max_epochs=4, batch_size=500,
                      warm_start_iter=50, random_state=0).fit(H)
     return H, est
 

@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 pytest.importorskip("skimage", reason="scikit-image extracts the curves and meshes")
 
-SMALL = dict(hidden_width=16, head_width=8, max_epochs=3, batch_size=100, warm_start_iter=20,
+SMALL = dict(hidden_size=16, head_size=8, max_epochs=3, batch_size=100, warm_start_iter=20,
              random_state=0)
 
 

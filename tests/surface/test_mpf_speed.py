@@ -23,7 +23,7 @@ from sklearn_icml26.surface._loss import _MPFCriterion
 
 torch.set_num_threads(1)
 
-SMALL = dict(hidden_width=16, head_width=8, max_epochs=3, batch_size=100,
+SMALL = dict(hidden_size=16, head_size=8, max_epochs=3, batch_size=100,
              warm_start_iter=20, random_state=0)
 
 
@@ -79,7 +79,7 @@ def test_point_trimmed_extraction_evaluates_only_near_nodes_and_keeps_every_face
     from sklearn_icml26.surface import _extraction, _mpf
 
     H, _ = make_thin_shell("open_hemisphere", 2000, random_state=0)
-    est = MPFSurface(hidden_width=32, head_width=16, max_epochs=2, batch_size=500,
+    est = MPFSurface(hidden_size=32, head_size=16, max_epochs=2, batch_size=500,
                      warm_start_iter=30, random_state=0).fit(H)
     calls = []
     original = _mpf.MPFSurface._fields_normalised

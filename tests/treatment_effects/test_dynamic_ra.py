@@ -397,7 +397,7 @@ def test_linear_gaussian_transition_huge_values_scaled_internally():
     plain = LinearGaussianTransition().fit(H, S)
     with pytest.warns(UserWarning, match="covariance_ overflows float64"):
         huge = LinearGaussianTransition().fit(H * 1e300, S * 1e300)
-    assert np.all(np.isfinite(huge.scale_)) and np.all(np.isfinite(huge.noise_factor_))
+    assert np.all(np.isfinite(huge.y_scale_)) and np.all(np.isfinite(huge.noise_factor_))
     np.testing.assert_allclose(huge.predict(H[:5] * 1e300) / 1e300, plain.predict(H[:5]),
                                rtol=1e-8, atol=1e-8)
     assert np.all(np.isfinite(huge.predict(H[:5])))

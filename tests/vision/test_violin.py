@@ -31,7 +31,7 @@ from sklearn_icml26.vision._violin import _ViolinViT
 
 torch.set_num_threads(1)
 
-TINY = dict(embed_dim=8, depth=1, num_heads=2, max_epochs=2, batch_size=32, random_state=0)
+TINY = dict(d_model=8, depth=1, n_heads=2, max_epochs=2, batch_size=32, random_state=0)
 GRIDS = [(h, w) for h in range(1, 13) for w in range(1, 13)]
 
 
@@ -362,7 +362,7 @@ def bars():
 def test_learns_digits_zero_against_one(mask):
     """Pixel tokens of the 8 x 8 digits 0 and 1: both the VIOLIN and the plain model learn."""
     X, y = load_digits(n_class=2, return_X_y=True)
-    clf = ViolinViTClassifier(embed_dim=16, depth=1, num_heads=2, max_epochs=15, lr=3e-3,
+    clf = ViolinViTClassifier(d_model=16, depth=1, n_heads=2, max_epochs=15, lr=3e-3,
                               mask=mask, random_state=0).fit(X[:240], y[:240])
     assert clf.score(X[240:], y[240:]) >= 0.9
 
@@ -454,7 +454,7 @@ def test_one_sample_per_class_trains():
     (dict(image_shape=(8, 8, 1)), 63,
      r"image_shape=\(8, 8, 1\) implies 64 features per sample, but X has 63 features\."),
     (dict(patch_size=3), 64, r"patch_size=\(3, 3\) does not divide image_shape \(8, 8\)\."),
-    (dict(embed_dim=64, num_heads=5), 64, r"embed_dim=64 must be divisible by num_heads=5\."),
+    (dict(d_model=64, n_heads=5), 64, r"d_model=64 must be divisible by n_heads=5\."),
     (dict(curves=()), 64, r"curves must be a non-empty tuple when mask='learned'"),
     (dict(curves=("snake", "spiral")), 64, r"Unknown curve 'spiral'"),
     (dict(decay_init=(9.0, 5.0)), 64, r"decay_init must be a finite pair"),
@@ -582,7 +582,7 @@ def test_diverging_training_warns_and_keeps_the_last_finite_parameters():
 
     X, y = load_digits(return_X_y=True)
     X, y = X[:100], y[:100]
-    kw = dict(embed_dim=8, depth=1, num_heads=2, random_state=0, optimizer="sgd", lr=1e6)
+    kw = dict(d_model=8, depth=1, n_heads=2, random_state=0, optimizer="sgd", lr=1e6)
     with pytest.warns(ConvergenceWarning, match="non-finite in epoch"):
         clf = ViolinViTClassifier(max_epochs=3, **kw).fit(X, y)
     proba = clf.predict_proba(X[:5])
@@ -606,13 +606,13 @@ def test_a_finite_but_exploding_loss_warns():
     X, y = load_digits(return_X_y=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ViolinViTClassifier(embed_dim=8, depth=1, num_heads=2, max_epochs=2, random_state=0,
+        ViolinViTClassifier(d_model=8, depth=1, n_heads=2, max_epochs=2, random_state=0,
                             optimizer="sgd", lr=1e3).fit(X[:100], y[:100])
     messages = [str(w.message) for w in caught if w.category is ConvergenceWarning]
     assert any("rose a hundredfold" in m or "non-finite" in m for m in messages), messages
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)  # a sane fit warns of nothing
-        ViolinViTClassifier(embed_dim=8, depth=1, num_heads=2, max_epochs=2,
+        ViolinViTClassifier(d_model=8, depth=1, n_heads=2, max_epochs=2,
                             random_state=0).fit(X[:100], y[:100])
 
 
@@ -629,7 +629,7 @@ def test_divergence_guard_leaves_no_trace_on_an_ordinary_fit():
     sw[[3, 8, 13, 18]] = 1.0
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        clf = ViolinViTClassifier(embed_dim=8, depth=1, num_heads=2, max_epochs=3, batch_size=2,
+        clf = ViolinViTClassifier(d_model=8, depth=1, n_heads=2, max_epochs=3, batch_size=2,
                                   random_state=0).fit(X, y, sample_weight=sw)
     assert clf.net_.module_.training
     loop = dict(clf.net_.callbacks_)["adapter_loop"]
