@@ -117,24 +117,8 @@ EARLY_STOPPING_PARAMETERS = ["early_stopping", "validation_fraction", "n_iter_no
 
 # -- departures from the table, each with its reason --------------------------------------------
 KNOWN_EXCEPTIONS = {
-    ("SkewNormalLSNMRegressor", "attribute", "x_mean_"): (
-        "input moments; to be renamed mean_ with the causal_discovery rework in progress on "
-        "another branch"),
-    ("SkewNormalLSNMRegressor", "attribute", "x_scale_"): (
-        "input moments; to be renamed scale_ with the causal_discovery rework in progress on "
-        "another branch"),
-    ("PINNRegressor", "doc", "max_epochs"): (
-        "says 'Adam steps'; to be reworded with the pinn rework in progress on another branch"),
-    ("PINNRegressor", "doc", "optimizer_params"): (
-        "lists the L-BFGS settings of solver='lbfgs'; pinn rework in progress on another branch"),
-    ("PINNRegressor", "doc", "verbose"): (
-        "two solver stages (Adam epochs, L-BFGS iterations); pinn rework in progress on another "
-        "branch"),
     ("GatedMemoryReader", "doc", "batch_size"): (
         "episodes drawn without replacement for each policy-gradient step; no full-batch -1"),
-    ("SafetyNeuronFinder", "print", "safety/_neurons.py"): (
-        "one print() line per language under verbose; to go through progress_bar with the "
-        "safety module's work in progress on another branch"),
     ("GatedMemoryReader", "module", "module_"): (
         "the policy runs in numpy at inference: the trained weights are kept as params_ "
         "(arrays), not as a torch module"),

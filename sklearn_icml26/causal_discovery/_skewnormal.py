@@ -226,9 +226,9 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
         Fitted log-scale bases, one per feature.
     constant_features_ : ndarray of shape (n_features,), dtype=bool
         Features that were constant in training (their block is a constant).
-    x_mean_ : ndarray of shape (n_features,)
+    mean_ : ndarray of shape (n_features,)
         Feature means removed before fitting (zeros without standardisation).
-    x_scale_ : ndarray of shape (n_features,)
+    scale_ : ndarray of shape (n_features,)
         Feature standard deviations (ones without standardisation or for constant features).
     y_mean_ : float
         Target mean removed before fitting.
@@ -341,7 +341,7 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
     # ------------------------------------------------------------------------------------
     def _design(self, X):
         """Location and log-scale design matrices of (raw) ``X``."""
-        Xs = _standardize(X, self.x_mean_, self.x_scale_)
+        Xs = _standardize(X, self.mean_, self.scale_)
         if self.constant_features_.any():
             Xs = Xs.copy()
             Xs[:, self.constant_features_] = 0.0
@@ -470,14 +470,14 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
         self.constant_features_ = np.ptp(X, axis=0) == 0
         if self.standardize:
             # moments on power-of-two pre-scaled data: no overflow of the squares near 1e300
-            self.x_mean_, scale, _ = _robust_mean_std(X, axis=0)
-            self.x_scale_ = np.where(self.constant_features_ | (scale == 0), 1.0, scale)
+            self.mean_, scale, _ = _robust_mean_std(X, axis=0)
+            self.scale_ = np.where(self.constant_features_ | (scale == 0), 1.0, scale)
             y_mean, y_sd, _ = _robust_mean_std(y, axis=0)
             self.y_mean_, y_sd = float(y_mean), float(y_sd)
             self.y_scale_ = y_sd if y_sd > 0 else 1.0
         else:
-            self.x_mean_ = np.zeros(p)
-            self.x_scale_ = np.ones(p)
+            self.mean_ = np.zeros(p)
+            self.scale_ = np.ones(p)
             self.y_mean_, self.y_scale_ = 0.0, 1.0
         if self.constant_features_.any():
             warnings.warn(
@@ -495,7 +495,7 @@ class SkewNormalLSNMRegressor(RegressorMixin, BaseEstimator):
         penalty, free to swing far beyond the neighbouring values' fits.
         """
         n = X.shape[0]
-        Xs = _standardize(X, self.x_mean_, self.x_scale_)
+        Xs = _standardize(X, self.mean_, self.scale_)
         Xs[:, self.constant_features_] = 0.0
         names = getattr(self, "feature_names_in_", None)
         self.splines_loc_, self.splines_scale_ = [], []

@@ -182,17 +182,18 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         turn; ``"lstsq"``: the exact least-squares solution of a random-feature PINN of a
         linear problem (needs ``train_hidden=False``).
     max_epochs : int, default=3000
-        Number of Adam steps; each is one full-batch epoch.
+        {max_epochs}
+        Training is full-batch: each epoch is one Adam step.
     max_iter : int, default=500
         Maximum number of L-BFGS iterations.
     lr : float, default=1e-3
         {lr}
         Used by the Adam steps; L-BFGS takes unit steps along its line search.
     optimizer_params : dict or None, default=None
-        Extra keyword arguments of Adam, e.g. ``{"betas": (0.9, 0.99)}``, checked against its
-        signature. With ``solver="lbfgs"`` the L-BFGS settings ``history_size`` (50),
-        ``tolerance_grad`` (1e-10), ``tolerance_change`` (1e-14) and ``max_eval`` (``1.25 *
-        max_iter``) instead. ``None`` keeps the defaults.
+        {optimizer_params}
+        They configure the Adam stage; with ``solver="lbfgs"`` they are the L-BFGS settings
+        ``history_size`` (50), ``tolerance_grad`` (1e-10), ``tolerance_change`` (1e-14) and
+        ``max_eval`` (``1.25 * max_iter``) instead.
     input_scaling : bool, default=True
         Map the box ``problem.bounds`` (the training range of ``X`` when ``problem=None``)
         affinely to ``[0, 1]`` inside the network; derivatives stay in physical units.
@@ -204,9 +205,9 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         {random_state}
     verbose : int, default=0
-        ``0`` is silent; ``1`` prints about 20 plain progress lines per solver stage (the
-        first step, every ``ceil(max_epochs / 20)``-th and the last; the same over the
-        L-BFGS iterations), ``2`` or more one line per Adam step and L-BFGS iteration.
+        {verbose}
+        Each solver stage prints its own lines: the Adam epochs, then the L-BFGS iterations
+        (about 20 lines over ``max_iter`` at ``1``).
 
     Attributes
     ----------

@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import Interval, StrOptions, _fit_context
 from ..memory._embedder import check_texts
 from ..utils._docstrings import Substitution, _torch_docstrings
+from ..utils._progress import progress_bar
 from ._judge import REFUSAL_MARKERS, RefusalJudge
 from ._lm import (
     ByteTokenizer,
@@ -462,6 +463,8 @@ class SafetyNeuronFinder(TransformerMixin, BaseEstimator):
         self.n_harmful_ = np.zeros(L, dtype=np.int64)
         self.n_harmless_ = np.zeros(L, dtype=np.int64)
         self.ms_neurons_ = {}
+        bar = progress_bar(total=len(languages), verbose=self.verbose, desc=_OWNER,
+                           unit="language")
         for li, lang in enumerate(languages):
             rows = np.nonzero(langs == lang)[0]
             A = self._activations([texts[i] for i in rows])
@@ -482,9 +485,9 @@ class SafetyNeuronFinder(TransformerMixin, BaseEstimator):
                 self.pvalues_[li] = p
                 chosen = benjamini_hochberg(p, self.alpha)
             self.ms_neurons_[lang] = np.sort(chosen).astype(np.int64)
-            if self.verbose:
-                print(f"{_OWNER}  language {lang}  prompts {len(rows)}  "
-                      f"MS-Neurons {len(chosen)}", flush=True)
+            bar.set_postfix(language=lang, prompts=len(rows), ms_neurons=len(chosen))
+            bar.update()
+        bar.close()
         self._select_shared()
         self.fit_time_ = time.perf_counter() - t0
         return self

@@ -66,7 +66,7 @@ def test_regressor_quantile_knots_fit_where_the_data_are():
     for knots in ("uniform", "quantile"):
         reg = SkewNormalLSNMRegressor(knots=knots, random_state=0, **FAST).fit(x[:, None], y)
         t = reg.splines_loc_[0].bsplines_[0].t
-        inner = t[reg.degree:-reg.degree] * reg.x_scale_[0] + reg.x_mean_[0]
+        inner = t[reg.degree:-reg.degree] * reg.scale_[0] + reg.mean_[0]
         if knots == "quantile":
             np.testing.assert_allclose(inner, np.quantile(x, np.linspace(0, 1, 6)),
                                        rtol=1e-10)
