@@ -7,7 +7,9 @@ import pandas as pd
 import pytest
 from sklearn.base import clone
 
-from sklearn_icml26.memory import IncrementalBM25, SentenceEmbedder, bm25_tokenize
+from sklearn_icml26.feature_extraction import SentenceEmbedder
+from sklearn_icml26.memory import IncrementalBM25
+from sklearn_icml26.memory._bm25 import bm25_tokenize
 
 TEXTS = ["Alice went to the support group", "Bea painted a sunrise", "", "a the of"]
 

@@ -212,7 +212,7 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
 
     Examples
     --------
-    >>> from sklearn_icml26.memory import SentenceEmbedder
+    >>> from sklearn_icml26.feature_extraction import SentenceEmbedder
     >>> emb = SentenceEmbedder(backend="hashing").fit(["a red apple", "a green pear"])
     >>> Z = emb.transform(["a red apple", "green"])
     >>> Z.shape
@@ -420,7 +420,7 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
 
         Examples
         --------
-        >>> from sklearn_icml26.memory import SentenceEmbedder
+        >>> from sklearn_icml26.feature_extraction import SentenceEmbedder
         >>> SentenceEmbedder.clear_cache()
         """
         with _LOCK:
