@@ -299,3 +299,19 @@ def test_one_init_style(sub):
     assert sorted(listed) == sorted(imported), "import exactly what __all__ lists"
     # the one exception: the sandbox registers its joblib backend lazily (no import side effect)
     assert all(isinstance(n, ast.Expr) for n in others) and (not others or sub == "sandbox")
+
+
+def test_api_reference_lists_exactly_the_public_names(tmp_path):
+    """doc/conf.py's page writer, run on its own: every public name once, nothing else."""
+    conf = Path(__file__).resolve().parents[1] / "doc" / "conf.py"
+    tree = ast.parse(conf.read_text(encoding="utf-8"))
+    func = next(n for n in tree.body
+                if isinstance(n, ast.FunctionDef) and n.name == "_write_api_page")
+    namespace = {"HERE": tmp_path, "sklearn_icml26": sklearn_icml26}
+    exec(compile(ast.Module([func], type_ignores=[]), str(conf), "exec"), namespace)
+    namespace["_write_api_page"]()
+    listed = [line.strip() for line in (tmp_path / "api.rst").read_text().splitlines()
+              if line.startswith("   sklearn_icml26.")]
+    expected = ["sklearn_icml26.show_versions"] + [
+        f"sklearn_icml26.{sub}.{name}" for sub in sorted(PUBLIC_API) for name in PUBLIC_API[sub]]
+    assert listed == expected
