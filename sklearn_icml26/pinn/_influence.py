@@ -19,12 +19,14 @@ import torch
 from scipy.stats import spearmanr
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
+from sklearn.frozen import FrozenEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from torch.func import functional_call, jacrev, vmap
 
 from .._compat import HasMethods, Interval, StrOptions, _fit_context
-from ._pinn import PINNRegressor
+from ..utils._scaling import _standardize
+from ._pinn import PINNRegressor, _writeable
 from ._residuals import batched_residuals, flatten, per_point_jacobians, split_state
 
 __all__ = ["PINNInfluence"]
@@ -102,8 +104,13 @@ class PINNInfluence(BaseEstimator):
 
     Parameters
     ----------
-    estimator : PINNRegressor
-        A fitted PINN.
+    estimator : PINNRegressor or FrozenEstimator
+        The PINN to attribute. A fitted one is used as it is; wrapped in
+        :class:`~sklearn.frozen.FrozenEstimator` it stays fitted through :func:`~sklearn.base.clone`
+        (the clone-safe form: ``clone(PINNInfluence(FrozenEstimator(pinn))).fit()`` attributes
+        the same PINN). An unfitted one (e.g. the estimator of a clone of a
+        ``PINNInfluence`` of a plain fitted PINN) is trained on the points given to
+        :meth:`fit`, as ``clone(estimator).fit(X, y)``.
     hessian : {"auto", "exact", "exact_topk", "arnoldi"}, default="auto"
         Inverse-Hessian approximation; ``"auto"`` is ``"exact"`` up to 1,000 trained
         parameters and ``"arnoldi"`` beyond (the exact Hessian's cost grows with the cube of
@@ -142,6 +149,9 @@ class PINNInfluence(BaseEstimator):
 
     Attributes
     ----------
+    estimator_ : PINNRegressor
+        The fitted PINN attributed (``estimator`` itself, unwrapped from a FrozenEstimator, or
+        the clone trained by :meth:`fit`).
     n_params_ : int
         Number of trained parameters ``p``.
     eigenvalues_ : ndarray of shape (n_kept,)
@@ -157,7 +167,11 @@ class PINNInfluence(BaseEstimator):
     train_embeddings_ : dict of str to ndarray of shape (n_train, n_kept)
         ``phi(grad rho_k(z_i)^2)`` per loss term and ``"total"``.
     X_train_ : ndarray of shape (n_train, n_inputs)
-        The training points.
+        The attributed points (the PINN's training points unless :meth:`fit` was given
+        others).
+    train_indices_ : ndarray of shape (n_train,), dtype int
+        Row of ``estimator_.X_train_`` each attributed point is (-1 for a point that is not
+        a training point of the PINN); :meth:`leave_one_out` drops that row.
     point_terms_ : ndarray of shape (n_train, n_terms), dtype bool
         Loss terms of each training point.
     loss_term_names_ : list of str
@@ -238,17 +252,33 @@ class PINNInfluence(BaseEstimator):
         return []
 
     # -- helpers -------------------------------------------------------------------------------
-    def _check_estimator(self):
+    def _check_estimator(self, X=None, y=None):
+        """The fitted PINN to attribute: ``estimator`` (unwrapped from a
+        :class:`~sklearn.frozen.FrozenEstimator`) when fitted, else ``clone(estimator)``
+        trained on ``X``, ``y``. Returns ``(pinn, trained_here)``."""
         est = self.estimator
-        if not isinstance(est, PINNRegressor):
-            raise TypeError(f"estimator must be a fitted PINNRegressor; got "
-                            f"{type(est).__name__}.")
+        frozen = isinstance(est, FrozenEstimator)
+        inner = est.estimator if frozen else est
+        if not isinstance(inner, PINNRegressor):
+            raise TypeError(f"estimator must be a PINNRegressor (fitted, or a FrozenEstimator "
+                            f"of a fitted one); got {type(inner).__name__}"
+                            f"{' inside a FrozenEstimator' if frozen else ''}.")
         try:
-            check_is_fitted(est)
+            check_is_fitted(inner)
         except NotFittedError as exc:
-            raise ValueError("estimator must be a fitted PINNRegressor; this PINNRegressor is "
-                             "not fitted yet: call estimator.fit(X) first.") from exc
-        return est
+            if frozen:
+                raise ValueError("estimator must be a fitted PINNRegressor; this "
+                                 "FrozenEstimator wraps an unfitted one: call "
+                                 "estimator.fit(X) before freezing it.") from exc
+            if X is None:
+                raise ValueError(
+                    "estimator must be a fitted PINNRegressor, or fit(X, y) must be given the "
+                    "training points to train clone(estimator) on; this PINNRegressor is not "
+                    "fitted yet and X is None. (A clone of a PINNInfluence clones its "
+                    "estimator unfitted: wrap a fitted PINN in "
+                    "sklearn.frozen.FrozenEstimator to keep it through clone.)") from exc
+            return clone(inner).fit(X, y), True
+        return inner, False
 
     def _term_mask(self, X):
         """Term membership of arbitrary points: PDE everywhere, conditions by ``on``."""
@@ -269,7 +299,8 @@ class PINNInfluence(BaseEstimator):
         return np.stack(cols, axis=1)
 
     def _tensor(self, a):
-        return torch.as_tensor(np.asarray(a, dtype=np.float64), dtype=torch.float64)
+        return torch.as_tensor(_writeable(np.asarray(a, dtype=np.float64)),
+                               dtype=torch.float64)
 
     def _targets(self, n, y=None):
         est = self.estimator_
@@ -277,7 +308,26 @@ class PINNInfluence(BaseEstimator):
             return None
         if y is None:
             return torch.zeros(n, est.n_outputs_, dtype=torch.float64)
-        return self._tensor(np.nan_to_num((y - est.y_mean_) / est.y_scale_))
+        return self._tensor(np.nan_to_num(_standardize(y, est.y_mean_, est.y_scale_)))
+
+    def _check_y(self, X, y):
+        """Observed targets of the points ``X`` given to :meth:`fit`, as ``(n, n_outputs)``."""
+        from sklearn.utils import check_array
+
+        est = self.estimator_
+        if not any(k.startswith("data") for k in est.loss_term_names_):
+            raise ValueError("y was given but the PINN has no data term (it was fitted "
+                             "without y): its training points have no observed values.")
+        y = check_array(y, dtype=np.float64, ensure_2d=False, ensure_all_finite="allow-nan",
+                        input_name="y")
+        y2 = y.reshape(-1, 1) if y.ndim == 1 else y
+        if y2.shape != (X.shape[0], est.n_outputs_):
+            raise ValueError(f"y must have shape ({X.shape[0]}, {est.n_outputs_}) (one row per "
+                             f"point of X; or ({X.shape[0]},) for one output); got "
+                             f"{y.shape}.")
+        if np.isinf(y2).any():
+            raise ValueError("y contains infinity; use NaN for unobserved entries.")
+        return y2
 
     def _coefs(self):
         est = self.estimator_
@@ -407,11 +457,16 @@ class PINNInfluence(BaseEstimator):
     def fit(self, X=None, y=None):
         """Per-point gradients, the inverse-Hessian projection and the training embeddings.
 
+        With a fitted ``estimator`` (or a :class:`~sklearn.frozen.FrozenEstimator` of one)
+        the PINN is used as it is; with an unfitted one, ``clone(estimator)`` is first trained
+        on ``X``, ``y`` (then ``estimator_``) and its training points are attributed.
+
         Parameters
         ----------
         X : array-like of shape (n_train, n_inputs) or None, default=None
-            Training points to attribute; ``None`` uses ``estimator.X_train_`` (and its
-            targets). Other points get the PDE term everywhere and the conditions by ``on``.
+            Fitted estimator: the points to attribute; ``None`` uses ``estimator.X_train_``
+            (and its targets). Other points get the PDE term everywhere and the conditions by
+            ``on``. Unfitted estimator: the training points of the PINN (required).
         y : array-like of shape (n_train,) or (n_train, n_outputs), default=None
             Observed targets of ``X`` (NaN = unobserved), if the estimator has data terms.
 
@@ -423,29 +478,32 @@ class PINNInfluence(BaseEstimator):
         Raises
         ------
         TypeError
-            If ``estimator`` is not a PINNRegressor.
+            If ``estimator`` is not a PINNRegressor (or a FrozenEstimator of one).
         ValueError
-            If ``estimator`` is not fitted, ``loo_correction`` is asked for with an Arnoldi
-            Hessian or a model that is not linear in its trained parameters, or ``X`` is
-            invalid.
+            If ``estimator`` is not fitted and ``X`` is None (or it is a FrozenEstimator of
+            an unfitted PINN), ``loo_correction`` is asked for with an Arnoldi Hessian or a
+            model that is not linear in its trained parameters, ``X`` is invalid, or ``y``
+            has the wrong shape or is given for a PINN without a data term.
         """
         import time
 
         start = time.perf_counter()
-        est = self._check_estimator()
+        est, trained = self._check_estimator(X, y)
         self.estimator_ = est
-        if X is None:
+        if X is None or trained:
             X = est.X_train_
             mask = est.point_terms_
             y = est.y_train_
+            self.train_indices_ = np.arange(X.shape[0])
         else:
             X = est._check_X(X)
             mask = self._term_mask(X)
             if y is not None:
-                y = np.asarray(y, dtype=np.float64).reshape(X.shape[0], -1)
+                y = self._check_y(X, y)
                 data_cols = [j for j, k in enumerate(est.loss_term_names_)
                              if k.startswith("data")]
                 mask[:, data_cols] = ~np.isnan(y)
+            self.train_indices_ = _match_rows(X, est.X_train_)
         self.X_train_ = np.asarray(X, dtype=np.float64)
         self.point_terms_ = np.asarray(mask, dtype=bool)
         self.loss_term_names_ = list(est.loss_term_names_)
@@ -569,7 +627,7 @@ class PINNInfluence(BaseEstimator):
         return grads[:, self.loss_term_names_.index(term)]
 
     def _test_embedding(self, X, term):
-        return (self._test_gradients(X, term) @ torch.as_tensor(self.projection_)).numpy()
+        return (self._test_gradients(X, term) @ self._tensor(self.projection_)).numpy()
 
     def _check_test_X(self, X_test):
         check_is_fitted(self)
@@ -659,7 +717,7 @@ class PINNInfluence(BaseEstimator):
         X_test = self._check_test_X(X_test)
         self._check_term(test_term, allow_outputs=True)
         return (self._test_gradients(X_test, test_term)
-                @ torch.as_tensor(self.train_gradients_).T).numpy()
+                @ self._tensor(self.train_gradients_).T).numpy()
 
     def loss_fractions(self, X_test, test_term="output_0"):
         """Share of the absolute influence each training loss term carries at each test point.
@@ -756,13 +814,17 @@ class PINNInfluence(BaseEstimator):
     def leave_one_out(self, i, X_test, test_term="output_0"):
         """Retrain without training point ``i`` from the same initialisation; the change of f.
 
-        The same initialisation needs an int ``random_state`` on the PINN (the refit is
-        ``clone(estimator).fit``); otherwise a ``UserWarning`` is raised.
+        The refit is ``clone(estimator_).fit`` on the PINN's own training set
+        (``estimator_.X_train_`` and its targets) without the point attributed as
+        ``X_train_[i]`` (row ``train_indices_[i]`` of it, with all its loss terms), so that
+        after ``fit(X)`` on a subset of the training points ``i`` still indexes
+        ``X_train_``. The same initialisation needs an int ``random_state`` on the PINN;
+        otherwise a ``UserWarning`` is raised.
 
         Parameters
         ----------
         i : int
-            Index of the training point to drop.
+            Index of the attributed point to drop (a row of ``X_train_``).
         X_test : array-like of shape (n_test, n_inputs)
             Test points.
         test_term : str, default="output_0"
@@ -776,7 +838,10 @@ class PINNInfluence(BaseEstimator):
         Raises
         ------
         ValueError
-            If ``i`` is not a training index or ``test_term`` is not an output.
+            If ``i`` is not an int index of ``X_train_``, the point ``X_train_[i]`` is not a
+            training point of the PINN (passed to :meth:`fit` but not in
+            ``estimator_.X_train_``: there is nothing to leave out), or ``test_term`` is not
+            an output.
 
         Warns
         -----
@@ -786,15 +851,25 @@ class PINNInfluence(BaseEstimator):
             fitted PINN (and two identical calls differ), so ``delta`` mixes the removal of
             ``z_i`` with the change of initialisation.
         """
-        X_test = self._check_test_X(X_test)
+        check_is_fitted(self)
         n = self.X_train_.shape[0]
-        if int(i) != i or not -n <= i < n:
-            raise ValueError(f"i must be a training index in [0, {n - 1}]; got {i!r}.")
-        if not test_term.startswith("output_"):
-            raise ValueError(f"leave_one_out supports output terms only; got {test_term!r}.")
+        if (isinstance(i, (bool, np.bool_)) or not isinstance(i, Integral)
+                or not -n <= i < n):
+            raise ValueError(f"i must be an int index of a training point, in [-{n}, {n - 1}]; "
+                             f"got {i!r}.")
+        if not isinstance(test_term, str) or not test_term.startswith("output_"):
+            raise ValueError(f"leave_one_out supports output terms only (test_term="
+                             f"'output_j'); got {test_term!r}.")
         self._check_term(test_term, allow_outputs=True)
+        X_test = self._check_test_X(X_test)
         j = int(test_term.split("_")[1])
         est = self.estimator_
+        row = int(self.train_indices_[int(i)])
+        if row < 0:
+            raise ValueError(
+                f"point i={i} (X_train_[{i}] = {self.X_train_[int(i)].tolist()}) is not a "
+                "training point of the PINN (it was passed to fit but is not in "
+                "estimator_.X_train_): there is no point to leave out of its training set.")
         if not isinstance(est.random_state, Integral) or isinstance(est.random_state, bool):
             import warnings
 
@@ -804,15 +879,35 @@ class PINNInfluence(BaseEstimator):
                 "so the retraining is not from the same initialisation as the fitted PINN "
                 "(two identical calls differ); fit the PINNRegressor with an int "
                 "random_state.", UserWarning, stacklevel=2)
-        keep = np.arange(n) != (int(i) % n)
+        # the PINN's own training set, without the row of the attributed point
+        keep = np.arange(est.X_train_.shape[0]) != row
         y = est.y_train_
-        refit = clone(est).fit(self.X_train_[keep], None if y is None else y[keep])
+        if y is not None and est._y_1d_:
+            y = y[:, 0]
+        refit = clone(est).fit(est.X_train_[keep], None if y is None else y[keep])
 
         def out(model):
             pred = model.predict(X_test)
             return pred if pred.ndim == 1 else pred[:, j]
 
         return out(refit) - out(est)
+
+
+def _match_rows(X, X_train):
+    """Row of ``X_train`` equal to each row of ``X`` (-1 if none); the k-th repeat of a row
+    of ``X`` takes the k-th repeat in ``X_train``."""
+    rows = {}
+    for j, row in enumerate(np.ascontiguousarray(X_train + 0.0)):  # + 0.0: -0.0 == 0.0
+        rows.setdefault(row.tobytes(), []).append(j)
+    out = np.full(X.shape[0], -1)
+    used = {}
+    for i, row in enumerate(np.ascontiguousarray(np.asarray(X, dtype=np.float64) + 0.0)):
+        key = row.tobytes()
+        k = used.get(key, 0)
+        if k < len(rows.get(key, ())):
+            out[i] = rows[key][k]
+            used[key] = k + 1
+    return out
 
 
 def loo_correlation(influence, delta):

@@ -28,12 +28,19 @@ from ..base import (
     seeded_torch,
 )
 from ..utils._docstrings import Substitution, _torch_docstrings
+from ..utils._scaling import _robust_mean_std, _standardize
 from ._problems import PDEProblem
 from ._residuals import _ACTIVATIONS, _MLP, batched_residuals, per_point_jacobians
 
 __all__ = ["PINNRegressor"]
 
 _SOLVERS = ("adam", "lbfgs", "adam+lbfgs", "lstsq")
+
+
+def _writeable(a):
+    """``a`` itself when writeable, else a copy: torch warns on read-only numpy arrays (a
+    read-only input array, or a DataFrame's values under pandas copy-on-write)."""
+    return a if a.flags.writeable else a.copy()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -141,14 +148,17 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     residual is written once in terms of ``u`` and its derivatives [1]_.
 
     With ``problem=None`` the estimator is a plain MLP regressor fitted to ``y`` (inputs
-    min-max scaled, target standardised): the mode scikit-learn's estimator checks exercise.
+    min-max scaled, target standardised on power-of-two pre-scaled values, so that targets of
+    order 1e300 or 1e-300 train as ordinary ones): the mode scikit-learn's estimator checks
+    exercise. With a problem, :meth:`score` is minus the mean squared residuals at ``X``, so
+    that a grid search can rank PINNs on held-out collocation points.
 
     Parameters
     ----------
     problem : PDEProblem or None, default=None
         The PDE, its domain and conditions; ``None`` fits a plain MLP to ``y``.
     hidden_layer_sizes : tuple of int, default=(32, 32, 32)
-        Widths of the hidden layers.
+        Widths of the hidden layers (ints >= 1; ``6.0`` or ``True`` are refused).
     activation : {"tanh", "sin", "silu", "gelu", "softplus"}, default="tanh"
         Hidden activation (smooth, since the residual differentiates the network).
     train_hidden : bool, default=True
@@ -450,10 +460,10 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
             column count differs from ``problem.bounds``, no training point lies on a
             condition, ``problem.residual`` returns the wrong shape, ``y`` has the wrong
             shape or (``problem=None``) NaN, a loss weight is negative or not finite (or a
-            dict names an unknown term), ``solver="lstsq"`` is used with
-            ``train_hidden=True`` or a nonlinear problem, the solver's stage has 0
-            iterations, or ``optimizer_params`` names an argument the optimizer does not
-            take.
+            dict names an unknown term), ``hidden_layer_sizes`` holds anything but positive
+            ints, ``solver="lstsq"`` is used with ``train_hidden=True`` or a nonlinear
+            problem, the solver's stage has 0 iterations, or ``optimizer_params`` names an
+            argument the optimizer does not take.
 
         Warns
         -----
@@ -473,15 +483,18 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         if self.solver in ("lbfgs", "adam+lbfgs") and self.max_iter < 1:
             raise ValueError(f"solver={self.solver!r} needs max_iter >= 1; got "
                              f"{self.max_iter}.")
-        if any(int(h) != h or h < 1 for h in self.hidden_layer_sizes) or not len(
-                self.hidden_layer_sizes):
+        sizes = self.hidden_layer_sizes
+        if not len(sizes) or any(isinstance(h, (bool, np.bool_)) or not isinstance(h, Integral)
+                                 or h < 1 for h in sizes):
+            # 6.0 and True compare equal to ints but are not layer widths
             raise ValueError("hidden_layer_sizes must be a non-empty tuple of positive ints; "
-                             f"got {self.hidden_layer_sizes!r}.")
+                             f"got {sizes!r}.")
         if self.problem is None:
             X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, multi_output=True,
                                  ensure_min_samples=2)
+            X = _writeable(X)
         else:
-            X = validate_data(self, X, dtype=np.float64)
+            X = _writeable(validate_data(self, X, dtype=np.float64))
             self._check_problem_X(X)
             if y is not None:
                 from sklearn.utils import check_array
@@ -503,10 +516,12 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         if self.problem is None:
             lo, rng = X.min(axis=0), np.ptp(X, axis=0)
             rng = np.where(rng > 0, rng, 1.0)
-            self.y_mean_ = y2.mean(axis=0)
-            scale = y2.std(axis=0)
+            # moments on power-of-two pre-scaled targets (the package's one mechanism): no
+            # overflow of the squares near 1e300, no underflow near 1e-300; bitwise the plain
+            # moments otherwise
+            self.y_mean_, scale, _ = _robust_mean_std(y2, axis=0)
             self.y_scale_ = np.where(scale > 0, scale, 1.0)
-            y_fit = (y2 - self.y_mean_) / self.y_scale_
+            y_fit = _standardize(y2, self.y_mean_, self.y_scale_)
         else:
             lo = np.array([b[0] for b in self.problem.bounds])
             rng = np.array([b[1] - b[0] for b in self.problem.bounds])
@@ -638,7 +653,7 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     # -- prediction ----------------------------------------------------------------------------
     def _check_X(self, X, name="X"):
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = _writeable(validate_data(self, X, reset=False, dtype=np.float64))
         if self.problem is not None:
             self._check_problem_X(X, name=name)
         return X
@@ -683,9 +698,15 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         X = self._check_X(X)
         if self.problem is None:
             raise ValueError("residuals needs a problem; this PINNRegressor has problem=None.")
+        return self._physics_residuals(X, self._physics_mask(X))
+
+    def _physics_mask(self, X):
+        """``(n, n_physics_terms)`` membership of ``X`` in the PDE and condition terms."""
         n_pde = sum(k.startswith("pde") for k in self.loss_term_names_)
-        mask = np.column_stack([np.ones((X.shape[0], n_pde), bool),
+        return np.column_stack([np.ones((X.shape[0], n_pde), bool),
                                 *[m[:, None] for m in self._condition_mask(X)]])
+
+    def _physics_residuals(self, X, mask):
         out = []
         dtype = next(self.module_.parameters()).dtype
         for start in range(0, X.shape[0], 4096):
@@ -695,6 +716,74 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
                 r = batched_residuals(self.module_, self.problem, x, m)
             out.append(r.detach().cpu().numpy().astype(np.float64))
         return np.concatenate(out)
+
+    def score(self, X, y=None, sample_weight=None):
+        """Coefficient of determination (``problem=None``), or minus the residual loss at ``X``.
+
+        With ``problem=None`` this is :meth:`~sklearn.base.RegressorMixin.score`, the
+        :math:`R^2` of ``predict(X)`` against ``y``. With a problem it is
+        ``-sum_k mean_{i in S_k} rho_k(x_i)^2`` over the PDE and condition terms (``S_k`` the
+        points of ``X`` on term ``k``; a condition no point of ``X`` lies on adds 0), plus,
+        when ``y`` is given, the mean squared error of ``predict(X)`` against its observed
+        (non-NaN) entries: higher is better and 0 is a perfect fit, so that
+        :class:`~sklearn.model_selection.GridSearchCV` and ``cross_val_score`` can rank PINNs
+        on held-out collocation points without a target. Every term weighs 1 whatever
+        ``loss_weights`` and ``loss_reduction`` (which would otherwise change the scale of the
+        score between the candidates of a search over them).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_inputs)
+            Test points (inside ``problem.bounds`` when a problem is set).
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs), default=None
+            Targets; required when ``problem=None``. With a problem, observed values of ``u``
+            (NaN where unobserved), optional.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the points in every mean.
+
+        Returns
+        -------
+        score : float
+            :math:`R^2` (``problem=None``), else minus the mean squared residuals.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is invalid, ``y`` or ``sample_weight`` has the wrong shape, or ``y`` is
+            None with ``problem=None``.
+        """
+        if self.problem is None:
+            if y is None:
+                raise ValueError("score needs y when problem=None (it is the R^2 of the "
+                                 "regression); got y=None.")
+            return super().score(X, y, sample_weight=sample_weight)
+        from sklearn.utils import check_array
+
+        from .._compat import _check_sample_weight
+
+        X = self._check_X(X)
+        sw = _check_sample_weight(sample_weight, X)
+        mask = self._physics_mask(X)
+        rho = self._physics_residuals(X, mask)
+        loss = 0.0
+        for k in range(mask.shape[1]):
+            w = sw * mask[:, k]
+            if w.sum() > 0:
+                loss += float(np.average(rho[:, k] ** 2, weights=w))
+        if y is not None:
+            y = check_array(y, dtype=np.float64, ensure_2d=False, ensure_all_finite="allow-nan",
+                            input_name="y")
+            y2 = y.reshape(-1, 1) if y.ndim == 1 else y
+            if y2.shape != (X.shape[0], self.n_outputs_):
+                raise ValueError(f"y must have shape ({X.shape[0]}, {self.n_outputs_}) (or "
+                                 f"({X.shape[0]},) for one output); got {y.shape}.")
+            pred = self.predict(X).reshape(X.shape[0], -1)
+            for j in range(self.n_outputs_):
+                w = sw * ~np.isnan(y2[:, j])
+                if w.sum() > 0:
+                    err = np.where(np.isnan(y2[:, j]), 0.0, pred[:, j] - y2[:, j])
+                    loss += float(np.average(err**2, weights=w))
+        return -loss
 
     def relative_l2_error(self, X):
         """Relative L2 error ``||u_theta - u*|| / ||u*||`` against the exact solution at ``X``.

@@ -49,6 +49,9 @@ class ByteTokenizer:
     def __init__(self, add_bos=True):
         self.add_bos = add_bos
 
+    def __repr__(self):
+        return f"ByteTokenizer(add_bos={self.add_bos})"
+
     def encode(self, text, add_special_tokens=True):
         """Token ids of ``text``.
 

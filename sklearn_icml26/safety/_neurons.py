@@ -1093,21 +1093,10 @@ class SafetyNeuronFinder(TransformerMixin, BaseEstimator):
 
     @classmethod
     def _get_test_params(cls):
-        from ._toy import make_toy_lm
+        from ._toy import ToyLMFactory
 
-        return [{"model": make_toy_lm, "tokenizer": ByteTokenizer(), "selection": "top_k",
+        return [{"model": ToyLMFactory(), "tokenizer": ByteTokenizer(), "selection": "top_k",
                  "k": 6, "hr_languages": ("aa",), "random_state": 0}]
-
-    @classmethod
-    def _get_smoke_data(cls):
-        rows = []
-        for lang, word in (("aa", "lo"), ("bb", "mi")):
-            for i in range(6):
-                harmful = i % 2 == 0
-                rows.append({"prompt": f"{word} {'x' * (i + 1)} {'!' if harmful else '?'}",
-                             "language": lang, "harmful": int(harmful)})
-        frame = pd.DataFrame(rows)
-        return frame[["prompt", "language"]], frame["harmful"].to_numpy()
 
 
 def torch_zeros_like(x):

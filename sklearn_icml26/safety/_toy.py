@@ -58,3 +58,22 @@ def make_toy_lm(seed=0, hidden=16, intermediate=24, n_layers=2):
         for p in model.parameters():
             nn.init.normal_(p, std=0.3)
     return model.eval()
+
+
+class ToyLMFactory:
+    """``make_toy_lm`` as a parameter value with a stable ``repr`` (test ids, clones).
+
+    Parameters
+    ----------
+    seed : int, default=0
+        Passed to :func:`make_toy_lm`.
+    """
+
+    def __init__(self, seed=0):
+        self.seed = seed
+
+    def __call__(self):
+        return make_toy_lm(seed=self.seed)
+
+    def __repr__(self):
+        return f"ToyLMFactory(seed={self.seed})"

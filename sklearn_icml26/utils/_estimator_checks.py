@@ -115,6 +115,20 @@ def _reading_episodes():
     return X, None
 
 
+def _language_prompts():
+    """24 made-up prompts in two made-up languages, harmful (ending in '!') or not."""
+    import pandas as pd
+
+    rows = []
+    for lang, word in (("aa", "lo"), ("bb", "mi")):
+        for i in range(6):
+            harmful = i % 2 == 0
+            rows.append({"prompt": f"{word} {'x' * (i + 1)} {'!' if harmful else '?'}",
+                         "language": lang, "harmful": int(harmful)})
+    frame = pd.DataFrame(rows)
+    return frame[["prompt", "language"]], frame["harmful"].to_numpy()
+
+
 _SMOKE_DATA = {
     "ESERegressor": _interacting_panel,
     "PerSystemRegressor": _interacting_panel,
@@ -126,6 +140,7 @@ _SMOKE_DATA = {
     "GatedMemoryReader": _reading_episodes,
     "SemanticInfoGainScorer": _answered_question_rows,
     "InfoGainReranker": lambda: (_question_rows(), None),
+    "SafetyNeuronFinder": _language_prompts,
 }
 
 

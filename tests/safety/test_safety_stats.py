@@ -13,6 +13,7 @@ from sklearn_icml26.safety import (
 )
 from sklearn_icml26.safety._stats import permutation_pvalues, welch
 from sklearn_icml26.safety._toy import make_toy_lm
+from sklearn_icml26.utils._estimator_checks import get_smoke_data
 
 
 def test_benjamini_hochberg_known_answers():
@@ -117,7 +118,7 @@ def test_judge_without_markers_names_the_language():
 
 
 def _toy_data():
-    X, y = SafetyNeuronFinder._get_smoke_data()
+    X, y = get_smoke_data(SafetyNeuronFinder)
     return X["prompt"].tolist(), y, X["language"].tolist()
 
 
@@ -154,7 +155,7 @@ def test_bad_inputs_name_the_argument():
 def test_dataframe_and_routed_language_agree():
     X, y, lang = _toy_data()
     params = SafetyNeuronFinder._get_test_params()[0]
-    frame, _ = SafetyNeuronFinder._get_smoke_data()
+    frame, _ = get_smoke_data(SafetyNeuronFinder)
     a = SafetyNeuronFinder(**params).fit(frame, y)
     b = SafetyNeuronFinder(**params).fit(X, y, language=lang)
     np.testing.assert_array_equal(a.statistic_, b.statistic_)
