@@ -306,7 +306,7 @@ class SmolLM2Generator:
     --------
     >>> from sklearn_icml26.retrieval import SmolLM2Generator
     >>> gen = SmolLM2Generator(max_new_tokens=8)  # doctest: +SKIP
-    >>> prompts = ["Question: What is 2 + 2?\nAnswer:"]
+    >>> prompts = ["Question: What is 2 + 2?\\nAnswer:"]
     >>> texts, logps = gen(prompts, n_samples=4, seed=0)[0]  # doctest: +SKIP
     """
 
