@@ -23,6 +23,7 @@ Not part of the installed package: the scripts import it as a sibling module
 """
 
 import argparse
+import functools
 import importlib.util
 import json
 import os
@@ -174,15 +175,20 @@ class Arm:
         Whether this arm is an anchor (a tool the method's users would pick instead).
     extra : dict
         Entries added to each of its rows (settings worth recording).
+    kwargs : dict
+        Keyword arguments of its ``run`` besides the data set (``run(data, **kwargs)``), so
+        that arms differing only in settings share one function.
     """
 
     name: str
     run: object
     anchor: bool = False
     extra: dict = field(default_factory=dict)
+    kwargs: dict = field(default_factory=dict)
 
 
-def run_arms(arms, datasets, *, memory="traced", seconds="fit_seconds", log=print):
+def run_arms(arms, datasets, *, memory="traced", seconds="fit_seconds", log=print,
+             on_row=None):
     """The one benchmark loop: every arm on every data set, measured, one row each.
 
     Parameters
@@ -197,6 +203,10 @@ def run_arms(arms, datasets, *, memory="traced", seconds="fit_seconds", log=prin
         Column of the wall time.
     log : callable or None, default=print
         Called with one line per row.
+    on_row : callable or None, default=None
+        Called with each row as soon as it is made (before the next arm runs), e.g. to add
+        entries that compare it with earlier rows, or to write partial results; it may edit
+        the row in place.
 
     Returns
     -------
@@ -210,17 +220,20 @@ def run_arms(arms, datasets, *, memory="traced", seconds="fit_seconds", log=prin
         for arm in arms:
             base = {"dataset": dataset, "method": arm.name, "anchor": arm.anchor}
             try:
-                m = measure(arm.run, data, memory=memory)
+                m = measure(functools.partial(arm.run, **arm.kwargs), data, memory=memory)
             except Exception as exc:  # noqa: BLE001 - an anchor's failure is a result
                 if not arm.anchor:
                     raise
                 rows.append({**base, "error": f"{type(exc).__name__}: {exc}", **arm.extra})
                 if log is not None:
                     log(f"{dataset:<24} {arm.name:<32} FAILED ({rows[-1]['error']})")
-                continue
-            rows.append({**base, **dict(m.result or {}), **m.columns(seconds), **arm.extra})
-            if log is not None:
-                log(f"{dataset:<24} {arm.name:<32} {m.seconds:8.2f} s")
+            else:
+                rows.append({**base, **dict(m.result or {}), **m.columns(seconds),
+                             **arm.extra})
+                if log is not None:
+                    log(f"{dataset:<24} {arm.name:<32} {m.seconds:8.2f} s")
+            if on_row is not None:
+                on_row(rows[-1])
     return rows
 
 

@@ -49,6 +49,8 @@ from sklearn_icml26.utils._parallel import Parallel, delayed
 from _common import (
     benchmark_parser,
     markdown_table,
+    measure,
+    target,
     write_results,
 )
 
@@ -92,7 +94,13 @@ def methods():
 
 
 def run_one(dataset, method, cls, params, seed, cfg):
-    """Fit one critic; the per-run record."""
+    """Fit one critic; the per-run record.
+
+    Not an :class:`Arm` of ``run_arms``: the (regime, method, seed) runs go to parallel
+    workers in a chosen order and resume from earlier result files, and ``summarise`` pools
+    the seeds of a method into one row; each fit is timed by ``measure`` (wall) beside its
+    process CPU time.
+    """
     torch.set_num_threads(1)
     data = make_offline_rl_dataset(n_transitions=cfg["n_transitions"],
                                    behaviour=cfg.get("behaviour", "narrow"), epsilon=0.1,
@@ -101,12 +109,13 @@ def run_one(dataset, method, cls, params, seed, cfg):
               polyak_tau=0.005, lr=cfg["lr"], batch_size=256, max_iter=cfg["n_steps"],
               diagnose_every=cfg["diagnose_every"], diagnose_points=cfg["diagnose_points"],
               divergence_threshold=100.0, random_state=seed, **params)
-    start, cpu = time.perf_counter(), time.process_time()
+    cpu = time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        est.fit(data.states, data.rewards, actions=data.actions,
-                next_states=data.next_states, terminals=data.terminals)
-    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+        seconds = measure(est.fit, data.states, data.rewards, actions=data.actions,
+                          next_states=data.next_states, terminals=data.terminals,
+                          memory=None).seconds
+    cpu = time.process_time() - cpu
     ret = evaluate_offline_rl_policy(est, n_episodes=100, horizon=50, gamma=GAMMA,
                                      random_state=1000)
     steps = est.diagnose_steps_
@@ -218,43 +227,46 @@ def targets(summary, timings):
         winners = [r["method"] for r in summary if r["dataset"] == col
                    and r["method"].startswith("AdamO") and r["share_diverged"] == 0
                    and r["n_seeds"] == adam_c["n_seeds"]]
-        out.append({"target": "collapse regime: some AdamO setting diverges in 0/3 seeds where "
-                              "Adam diverges in 3/3",
-                    "spec": "Adam 3/3, one AdamO setting 0/3",
-                    "measured": f"Adam {adam_c['diverged']}; AdamO with 0 diverged: "
-                                f"{winners or 'none'}",
-                    "met": bool(adam_c["share_diverged"] == 1 and winners)})
+        out.append(target("collapse regime: some AdamO setting diverges in 0/3 seeds where "
+                          "Adam diverges in 3/3",
+                          "Adam 3/3, one AdamO setting 0/3",
+                          f"Adam {adam_c['diverged']}; AdamO with 0 diverged: "
+                          f"{winners or 'none'}",
+                          bool(adam_c["share_diverged"] == 1 and winners)))
         d = get.get((col, "AdamO k=1 tau=0.05"))
         if d:
-            out.append({"target": "collapse regime: the paper's default tau = 0.05 (kappa = 1) "
-                                  "stops the collapse",
-                        "spec": "0/3 diverged", "measured": d["diverged"],
-                        "met": bool(d["share_diverged"] == 0)})
+            out.append(target("collapse regime: the paper's default tau = 0.05 (kappa = 1) "
+                              "stops the collapse",
+                              "0/3 diverged",
+                              d["diverged"],
+                              bool(d["share_diverged"] == 0)))
     adam_s = get.get((st, "Adam"))
     if adam_s:
         for r in summary:
             if r["dataset"] == st and r["method"].startswith("AdamO"):
                 rel = (r["greedy_return"] - adam_s["greedy_return"]) / abs(
                     adam_s["greedy_return"])
-                out.append({"target": f"stable regime: {r['method']} greedy return within 5% "
-                                      "of Adam's",
-                            "spec": ">= -5%", "measured": f"{100 * rel:+.1f}% "
-                            f"({r['greedy_return']:.3f} vs {adam_s['greedy_return']:.3f})",
-                            "met": bool(rel >= -0.05)})
+                out.append(target(f"stable regime: {r['method']} greedy return within 5% "
+                                  "of Adam's",
+                                  ">= -5%",
+                                  f"{100 * rel:+.1f}% "
+                                  f"({r['greedy_return']:.3f} vs {adam_s['greedy_return']:.3f})",
+                                  bool(rel >= -0.05)))
     for tim in timings:
         size = " x ".join(map(str, tim["hidden"]))
-        out.append({"target": f"CPU time per step of AdamO (kappa = 1, tau = 0.05) <= 1.3x "
-                              f"torch Adam's ({size} critic)",
-                    "spec": "<= 1.3", "measured": tim["ratio_median"],
-                    "met": bool(tim["ratio_median"] <= 1.3)})
+        out.append(target(f"CPU time per step of AdamO (kappa = 1, tau = 0.05) <= 1.3x "
+                          f"torch Adam's ({size} critic)",
+                          "<= 1.3",
+                          tim["ratio_median"],
+                          bool(tim["ratio_median"] <= 1.3)))
     div = [r for r in summary if r["warning_share_diverged"] is not None]
     if div:
         n = sum(int(r["diverged"].split("/")[0]) for r in div)
         hits = sum(r["warning_share_diverged"] * int(r["diverged"].split("/")[0]) for r in div)
-        out.append({"target": "rho >= 1 or max Re lambda(S) > 0 seen before divergence",
-                    "spec": ">= 80% of diverging runs",
-                    "measured": f"{hits:.0f}/{n} = {hits / n:.0%}",
-                    "met": bool(hits / n >= 0.8)})
+        out.append(target("rho >= 1 or max Re lambda(S) > 0 seen before divergence",
+                          ">= 80% of diverging runs",
+                          f"{hits:.0f}/{n} = {hits / n:.0%}",
+                          bool(hits / n >= 0.8)))
     return out
 
 

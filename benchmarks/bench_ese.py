@@ -21,6 +21,15 @@ coverage over every (test row, system).
 
 ``--quick`` (CI): FX with p = 20 and 30 test rows, synthetic-5, one planted drift seed, scaling
 n in {10, 100}, the Ridge pair only.
+
+``--arm seasonal`` (issue 38; ``benchmarks/results/ese_seasonal.json``): US employment (145
+series, monthly, p = 24, 36 test targets), Australian accommodation (8 states, quarterly, p = 8,
+12 test targets) and the COVID-19 panels (p = 28, 26 test targets), each at horizon 1 and one
+season ahead; ESE with seasonal_period None / m / "auto" beside the seasonal naive, the random
+walk, per-system RidgeCV, a global HistGradientBoosting on lags and statsforecast AutoETS / MSTL
+per series, run in ``--anchor-python`` (a benchmark-only environment with statsforecast, e.g.
+``python3 -m venv /work/bench-env && /work/bench-env/bin/pip install statsforecast``) through
+``_statsforecast_anchor.py``. Partial results are written after each panel.
 """
 
 import os
@@ -49,6 +58,7 @@ from sklearn_icml26.datasets import (
     load_ese_covid_victoria,
     load_ese_exchange_rates,
     load_ese_synthetic,
+    load_seasonal_panel,
     make_interacting_systems,
 )
 from sklearn_icml26.forecasting import ESERegressor, PerSystemRegressor, sliding_window
@@ -528,13 +538,214 @@ def check_targets(rows):
     return checks
 
 
+# --------------------------------------------------------------------------------------------
+# seasonal panels (issue 38): --arm seasonal, results in benchmarks/results/ese_seasonal.json
+# --------------------------------------------------------------------------------------------
+SEASONAL_PROTOCOL = (
+    "one run, every panel at horizon 1 and a multi-step horizon h (the target h steps after "
+    "the window's newest step): US employment (145 series complete since 1990, monthly, p = 24, "
+    "last 36 targets held out, m = 12, h in {1, 6}), Australian accommodation takings (8 states, "
+    "quarterly, p = 8, last 12 targets, m = 4, h in {1, 4}), COVID-19 Victoria 20/79/320 "
+    "(daily, p = 28, last 26 targets, m = 7, h in {1, 7}); ESE with seasonal_period None / m / "
+    "'auto' against the seasonal naive (the newest value in the target's phase), the random "
+    "walk, per-system RidgeCV on the same p lags, a global HistGradientBoosting on the p lags of "
+    "every (window, system) divided by the window's mean (target likewise), and statsforecast "
+    "AutoETS and MSTL per series (fitted once before the first test cutoff, then fed the new "
+    "observations: cross_validation(refit=False)), single-threaded; seconds are fit + predict "
+    "of the whole panel")
+SEASONAL_PANELS = [  # name, loader, p, n_test, period, horizons
+    ("US-employment-145", lambda: load_seasonal_panel("us_employment").data, 24, 36, 12, (1, 6)),
+    ("AUS-accommodation-8", lambda: load_seasonal_panel("aus_accommodation").data, 8, 12, 4,
+     (1, 4)),
+    ("COVID-20", lambda: load_ese_covid_victoria(20).data, 28, 26, 7, (1, 7)),
+    ("COVID-79", lambda: load_ese_covid_victoria(79).data, 28, 26, 7, (1, 7)),
+    ("COVID-319", lambda: load_ese_covid_victoria(320).data, 28, 26, 7, (1, 7)),
+]
+SEASONAL_COLUMNS = ["dataset", "method", "rmse", "rel_rmse", "fit_seconds", "rmse_over_snaive",
+                    "coverage_90", "seasonal_period"]
+
+
+def global_hgb(Xtr, ytr, Xte, n, p):
+    """One HistGradientBoosting over every (window, system): its p lags / their mean."""
+    def rows(X):
+        L = X.reshape(X.shape[0], n, p).reshape(-1, p)
+        c = L.mean(axis=1)
+        c = np.where(c > 0, c, 1.0)
+        return L / c[:, None], c
+    Z, c = rows(Xtr)
+    model = HistGradientBoostingRegressor(random_state=0).fit(Z, ytr.reshape(-1) / c)
+    Zt, ct = rows(Xte)
+    return (model.predict(Zt) * ct).reshape(Xte.shape[0], n)
+
+
+def statsforecast_anchors(python, Y, n_test, horizon, period):
+    """AutoETS and MSTL forecasts per series, run in ``python`` (a benchmark-only env)."""
+    import json
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent / "_statsforecast_anchor.py"
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = Path(tmp) / "in.npz", Path(tmp) / "out.json"
+        np.savez(src, Y=Y, n_test=n_test, horizon=horizon, season_length=period)
+        proc = subprocess.run([python, str(script), str(src), str(dst)], capture_output=True,
+                              text=True)
+        if proc.returncode != 0 or not dst.exists():
+            return {"error": f"statsforecast in {python} failed: {proc.stderr[-500:]}"}
+        return json.loads(dst.read_text())
+
+
+def _seasonal_block(name, Y, p, n_test, period, h, anchor_python, verbose):
+    """Rows of one (seasonal panel, horizon)."""
+    n = Y.shape[1]
+    dataset = f"{name} h={h}"
+    X, y = sliding_window(Y, p, horizon=h)
+    Xtr, ytr, Xte, yte = X[:-n_test], y[:-n_test], X[-n_test:], y[-n_test:]
+    Wte = Xte.reshape(n_test, n, p)
+    b = p - 1 + h - period * int(np.ceil(h / period))
+    rw_rmse_i = np.sqrt(np.mean((Wte[:, :, -1] - yte) ** 2, axis=0))
+    block = []
+
+    def add(method, pred, seconds, **extra):
+        row = {"dataset": dataset, "method": method,
+               **_metrics(pred, yte, rw_rmse_i), "fit_seconds": seconds, **extra}
+        block.append(row)
+        if verbose:
+            print(f"  {dataset:<24} {method:<44} RMSE {row['rmse']:.4g}  "
+                  f"{seconds:.3g} s", flush=True)
+        return row
+
+    add("SeasonalNaive", Wte[:, :, b], 0.0)
+    add("RandomWalk", Wte[:, :, -1], 0.0)
+    pred, sec, _ = timed(lambda: PerSystemRegressor(_ridge(), n_lags=p).fit(
+        Xtr, ytr).predict(Xte), memory_below_s=0)
+    add("PerSystemRegressor(RidgeCV)", pred, sec, anchor=True)
+    pred, sec, _ = timed(lambda: global_hgb(Xtr, ytr, Xte, n, p), memory_below_s=0)
+    add("Global HistGradientBoosting (lags / mean)", pred, sec, anchor=True)
+    if anchor_python:
+        out = statsforecast_anchors(anchor_python, Y, n_test, h, period)
+        for model in ("AutoETS", "MSTL"):
+            res = out.get(model, {"error": out.get("error", "not run")})
+            method = f"statsforecast.{model} (per series)"
+            if "error" in res:
+                block.append({"dataset": dataset, "method": method, "rmse": None,
+                              "fit_seconds": None, "error": res["error"]})
+                print(f"  {dataset:<24} {method:<44} FAILED {res['error'][:200]}")
+            else:
+                add(method, np.asarray(res["pred"]), res["seconds"], anchor=True,
+                    statsforecast=out.get("version"))
+    for label, m in (("None", None), (str(period), period), ("'auto'", "auto")):
+        est = ESERegressor(horizon=h, seasonal_period=m)
+        pred, sec, _ = timed(lambda est=est: est.fit(Xtr, ytr).predict(Xte),
+                             memory_below_s=0)
+        lower, upper = est.predict_interval(Xte, coverage=0.9)
+        add(f"ESERegressor(seasonal_period={label})", pred, sec,
+            coverage_90=float(np.mean((yte >= lower) & (yte <= upper))),
+            seasonal_period=est.seasonal_period_, damping=est.damping_,
+            share_trend=est.share_trend_, aggregate_lags=est.aggregate_lags_)
+    snaive = block[0]["rmse"]
+    for row in block:
+        if row.get("rmse") is not None:
+            row["rmse_over_snaive"] = row["rmse"] / snaive
+    return block
+
+
+def seasonal(anchor_python, panels=None, partial=None, verbose=True):
+    """Rows of the seasonal arm; ``partial(rows)`` is called after each panel."""
+    rows = []
+    for name, load, p, n_test, period, horizons in SEASONAL_PANELS:
+        if panels and name not in panels:
+            continue
+        Y = np.asarray(load(), dtype=np.float64)
+        for h in horizons:
+            block = _seasonal_block(name, Y, p, n_test, period, h, anchor_python, verbose)
+            rows += block
+            if partial is not None:
+                partial(rows)
+    return rows
+
+
+def check_seasonal_targets(rows):
+    """Issue 38's targets on every (seasonal panel, horizon)."""
+    checks = []
+    datasets = dict.fromkeys(r["dataset"] for r in rows)
+    for dataset in datasets:
+        by = {r["method"]: r for r in rows if r["dataset"] == dataset}
+        ese = next((r for m, r in by.items() if m.startswith("ESERegressor(seasonal_period=")
+                    and m != "ESERegressor(seasonal_period=None)" and "auto" not in m), None)
+        if ese is None:
+            continue
+        snaive = by["SeasonalNaive"]["rmse"]
+        checks.append(make_target(f"{dataset}: seasonal ESE RMSE <= seasonal naive",
+                                  "rmse <= SeasonalNaive", f"{ese['rmse']:.4g} vs {snaive:.4g}",
+                                  ese["rmse"] <= snaive))
+        anchors = {m: r for m, r in by.items() if r.get("rmse") is not None and (
+            m.startswith("statsforecast.") or m == "PerSystemRegressor(RidgeCV)")}
+        best = min(anchors, key=lambda m: anchors[m]["rmse"])
+        checks.append(make_target(
+            f"{dataset}: seasonal ESE within 5 % of the best per-series anchor",
+            "rmse <= 1.05 x min(AutoETS, MSTL, RidgeCV)",
+            f"{ese['rmse']:.4g} vs {anchors[best]['rmse']:.4g} ({best})",
+            ese["rmse"] <= 1.05 * anchors[best]["rmse"]))
+        ets = by.get("statsforecast.AutoETS (per series)")
+        if ets and ets.get("fit_seconds"):
+            checks.append(make_target(
+                f"{dataset}: seasonal ESE 10x faster than AutoETS per series",
+                "AutoETS s / ESE s >= 10",
+                f"{ets['fit_seconds'] / ese['fit_seconds']:.3g}x ({ese['fit_seconds']:.3g} s vs "
+                f"{ets['fit_seconds']:.3g} s)", ets["fit_seconds"] >= 10 * ese["fit_seconds"]))
+    return checks
+
+
+def main_seasonal(args):
+    rows = []
+
+    def partial(rows_so_far):
+        write_results("ese_seasonal", rows_so_far, False, path=args.output,
+                      protocol=SEASONAL_PROTOCOL + " (PARTIAL: the run is still going)",
+                      notes=["PARTIAL results, written after each panel."])
+
+    with threadpool_limits(1):
+        rows = seasonal(args.anchor_python, panels=args.panels, partial=partial)
+    checks = check_seasonal_targets(rows)
+    print(markdown_table(rows, SEASONAL_COLUMNS))
+    print(markdown_table(checks, ["target", "measured", "met", "spec"], headers={"spec": "goal"}))
+    notes = [
+        "fit_seconds: fit + predict of the whole panel, single-threaded, on 2 cores shared "
+        "with other jobs; statsforecast: cross_validation(refit=False) after an untimed "
+        "one-series warm-up (numba compilation).",
+        "The seasonal ESE of the targets is ESERegressor(horizon=h, seasonal_period=m); "
+        "seasonal_period='auto' detects m on the training windows (rows record the period "
+        "found); seasonal_period=None is the ESE of before (same code path).",
+        "coverage_90: share of (test target, system) inside the ESE's 90 % split-conformal "
+        "interval.",
+        ("statsforecast anchors: run in " + args.anchor_python) if args.anchor_python else
+        "statsforecast anchors: not run (no --anchor-python).",
+    ]
+    path = write_results("ese_seasonal", rows, False, path=args.output, targets=checks,
+                         protocol=SEASONAL_PROTOCOL, notes=notes)
+    print(f"wrote {path}")
+    return 0
+
+
 def main(argv=None):
     global MEMORY_BELOW_S
     parser = benchmark_parser(__doc__.splitlines()[0])
     parser.add_argument("--reuse-anchors", default=None, metavar="JSON",
                         help="copy the rows of anchors without ESE (statsmodels, multi-output "
                              "and per-system models) from this earlier result file")
+    parser.add_argument("--arm", choices=["original", "seasonal"], default="original",
+                        help="the FX/COVID/synthetic protocol (ese.json) or the seasonal "
+                             "panels of issue 38 (ese_seasonal.json)")
+    parser.add_argument("--anchor-python", default=None, metavar="PYTHON",
+                        help="interpreter with statsforecast for the AutoETS / MSTL anchors "
+                             "of --arm seasonal (e.g. /work/bench-env/bin/python)")
+    parser.add_argument("--panels", nargs="*", default=None,
+                        help="--arm seasonal: only these panels")
     args = parser.parse_args(argv)
+    if args.arm == "seasonal":
+        return main_seasonal(args)
     quick = args.quick
     if quick:  # CI smoke run: no traced re-run for the peak memory (halves its time)
         MEMORY_BELOW_S = 0.0

@@ -47,9 +47,12 @@ from sklearn_icml26.memory._gated_reader import (
 from sklearn_icml26.metrics import oracle_span_f1
 
 from _common import (
+    Arm,
     benchmark_parser,
     markdown_table,
+    measure,
     peak_rss_mb,
+    run_arms,
     target,
     write_results,
 )
@@ -103,10 +106,9 @@ def _metrics(traces, test, reader):
 def _rollout_ms(reader, test_X, policy):
     """Milliseconds per question of the reading loop alone (embeddings already prepared)."""
     eps = _prepare(_check_episodes(test_X), reader.embedder_, reader.write_size)
-    t0 = time.perf_counter()
-    _rollouts(eps, reader.params_, reader.mean_,
-              reader.scale_, policy=policy, **reader._kw())
-    return 1e3 * (time.perf_counter() - t0) / len(eps)
+    m = measure(_rollouts, eps, reader.params_, reader.mean_, reader.scale_, policy=policy,
+                memory=None, **reader._kw())
+    return 1e3 * m.seconds / len(eps)
 
 
 def _aggregate(rows, keys):
@@ -130,33 +132,45 @@ _AGG = ["recall", "oracle_f1_best_turn", "oracle_f1_memory", "chunks_read", "fra
         "recall_multi-hop", "recall_temporal", "recall_open-domain", "recall_single-hop"]
 
 
+BASELINES = {"vanilla": "ungated loop (always write, never exit)",
+             "retrieval": "StreamingMemory flat top-10 (whole context)",
+             "oracle_exit": "oracle exit (always write)",
+             "oracle_gates": "oracle gates"}
+
+
+def _read_baseline(test, reader, policy):
+    """The metrics of one fixed reading policy (an arm) on the test questions."""
+    return _metrics(reader.read(test.X, policy=policy, evidence=test.evidence), test, reader)
+
+
 def run_block(dataset, train, test, embedder, memory_policy, seeds, learned, n_steps, rows,
               flush, baselines=("vanilla", "retrieval", "oracle_exit", "oracle_gates"),
               **fit_kw):
     """Baselines and learned policies on one (embedder, memory, chunking) setting."""
     base = GatedMemoryReader(embedder, memory_policy=memory_policy)
-    vanilla_chunks = None
-    for policy in baselines:
-        if policy == "retrieval" and memory_policy != "score":
-            continue
-        t0 = time.perf_counter()
-        traces = base.read(test.X, policy=policy, evidence=test.evidence)
-        secs = time.perf_counter() - t0
-        m = _metrics(traces, test, base)
-        name = {"vanilla": "ungated loop (always write, never exit)",
-                "retrieval": "StreamingMemory flat top-10 (whole context)",
-                "oracle_exit": "oracle exit (always write)",
-                "oracle_gates": "oracle gates"}[policy]
-        if policy == "vanilla":
-            vanilla_chunks = m["chunks_read"]
-        row = {"dataset": dataset, "method": name, "policy": policy,
-               "memory_policy": memory_policy, **m,
-               "speed_up": vanilla_chunks / m["chunks_read"] if vanilla_chunks else np.nan,
-               "read_seconds_per_question": secs / len(test.X), "peak_rss_mb": peak_rss_mb()}
+    arms = [Arm(name, _read_baseline, anchor=policy == "retrieval",
+                extra={"policy": policy, "memory_policy": memory_policy},
+                kwargs={"reader": base, "policy": policy})
+            for policy, name in BASELINES.items()
+            if policy in baselines and (policy != "retrieval" or memory_policy == "score")]
+    first = {}
+
+    def on_row(row):  # per-question read time; speed-up over the ungated loop's chunks
+        row["read_seconds_per_question"] = row.pop("read_seconds") / len(test.X)
+        if row["policy"] == "vanilla":
+            first["chunks"] = row["chunks_read"]
+        chunks = first.get("chunks")
+        row["speed_up"] = chunks / row["chunks_read"] if chunks else np.nan
         rows.append(row)
-        print(f"  {name:45s} recall {m['recall']:.3f}  chunks {m['chunks_read']:.2f}",
-              flush=True)
+        print(f"  {row['method']:45s} recall {row['recall']:.3f}  chunks "
+              f"{row['chunks_read']:.2f}", flush=True)
         flush()
+
+    run_arms(arms, {dataset: test}, memory="rss", seconds="read_seconds", log=None,
+             on_row=on_row)
+    vanilla_chunks = first.get("chunks")
+    # the learned readers: one row per gate setting pools its seeds (mean and sd, _aggregate),
+    # so they are fitted in this loop and only their reads measured; fit_seconds is fit_time_
     for gates in learned:
         per_seed = []
         for seed in (seeds[gates] if isinstance(seeds, dict) else seeds):
@@ -166,10 +180,9 @@ def run_block(dataset, train, test, embedder, memory_policy, seeds, learned, n_s
                 warnings.simplefilter("always", ConvergenceWarning)
                 reader.fit(train.X, evidence=train.evidence)
             closed = any(issubclass(w.category, ConvergenceWarning) for w in caught)
-            t0 = time.perf_counter()
-            traces = reader.read(test.X)
-            secs = time.perf_counter() - t0
-            m = _metrics(traces, test, reader)
+            read = measure(reader.read, test.X, memory=None)
+            secs = read.seconds
+            m = _metrics(read.result, test, reader)
             per_seed.append({"dataset": dataset, "method": (
                 f"{METHOD} (ours, update + exit gates)" if gates == "both"
                 else f"{METHOD} (update gate only)"), "policy": f"learned, gates={gates!r}",
@@ -338,13 +351,12 @@ def _full(args, rows, notes, flush):
     seeds = list(range(args.seeds))
     minor = list(range(args.minor_seeds))
     hashing = SentenceEmbedder(backend="hashing").fit(["x"])
-    t0 = time.perf_counter()
     all_texts = list(dict.fromkeys([t for ep in train.X + test.X for c in ep["chunks"]
                                     for t in c] + [ep["question"] for ep in train.X + test.X]))
-    hashing.transform(all_texts)
+    m = measure(hashing.transform, all_texts, memory="rss")
     rows.append({"dataset": dataset, "method": "embedding (hashing, all texts once)",
                  "policy": "embed", "memory_policy": "-", "n_texts": len(all_texts),
-                 "embed_seconds": time.perf_counter() - t0, "peak_rss_mb": peak_rss_mb()})
+                 **m.columns("embed_seconds")})
     print(f"hashing, score ({seeds})", flush=True)
     run_block(dataset, train, test, hashing, "score", {"both": seeds, "update": seeds[:3]},
               ("both", "update"), 300, rows, flush)
@@ -359,11 +371,10 @@ def _full(args, rows, notes, flush):
         notes.append(f"MiniLM rows skipped: {exc}")
     if ok:
         ds_m = "LoCoMo test conv-48/49/50 (503 questions, session chunks, MiniLM)"
-        t0 = time.perf_counter()
-        minilm.transform(all_texts)
+        m = measure(minilm.transform, all_texts, memory="rss")
         rows.append({"dataset": ds_m, "method": "embedding (MiniLM, all texts once)",
                      "policy": "embed", "memory_policy": "-", "n_texts": len(all_texts),
-                     "embed_seconds": time.perf_counter() - t0, "peak_rss_mb": peak_rss_mb()})
+                     **m.columns("embed_seconds")})
         print("minilm, score", flush=True)
         run_block(ds_m, train, test, minilm, "score", {"both": minor, "update": minor[:1]},
                   ("both", "update"), 300, rows, flush)

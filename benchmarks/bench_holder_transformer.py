@@ -59,9 +59,12 @@ from sklearn_icml26.approximation import (
 from sklearn_icml26.datasets import make_holder_regression
 
 from _common import (
+    Arm,
     benchmark_parser,
     markdown_table,
     measure,
+    run_arms,
+    target,
     write_results,
 )
 
@@ -99,12 +102,14 @@ def _fit_timed(model, X, y):
     tracemalloc doubles the time of a torch training loop, so a transformer fit is timed
     untraced and its peak memory comes from a traced one-epoch fit of the same configuration
     (the data, the module and one epoch's buffers: the peak of the full fit).
+
+    The arms of both parts call this inside their ``run`` (``run_arms`` times the whole arm,
+    prediction included, as ``arm_seconds``): the two-measurement memory protocol above is not
+    one ``measure`` of the arm's call. Each (setting, method) row pools its seeds.
     """
     if isinstance(model, HolderTransformerRegressor):
         mem = measure(clone(model).set_params(max_epochs=1).fit, X, y).peak_mb
-        start = time.perf_counter()
-        model.fit(X, y)
-        return time.perf_counter() - start, mem
+        return measure(model.fit, X, y, memory=None).seconds, mem
     m = measure(model.fit, X, y)
     return m.seconds, m.peak_mb
 
@@ -128,14 +133,22 @@ def bench_depth(functions, depths, n_train, epochs, seeds, log, checkpoint=None)
             }
             for method, make in makers.items():
                 per_seed = []
-                for s in seeds:
-                    model = make(s)
-                    sec, mem = _fit_timed(model, Xtr, ytr)
-                    rmse = float(np.sqrt(np.mean((model.predict(Xte) - yte) ** 2)))
-                    sup = float(np.max(np.abs(model.predict(grid) - fgrid)))
-                    per_seed.append((rmse, sup, sec, mem, os.getloadavg()[0]))
-                    log(f"{label} L={L} {method} seed={s}: rmse={rmse:.4f} sup={sup:.4f} "
-                        f"({sec:.1f} s, load {per_seed[-1][4]:.1f})")
+
+                def on_row(row, per_seed=per_seed, tag=f"{label} L={L} {method}"):
+                    if "error" in row:
+                        raise RuntimeError(f"{row['method']} failed: {row['error']}")
+                    per_seed.append((row["rmse"], row["sup_error"], row["fit_seconds"],
+                                     row["peak_traced_mb"], os.getloadavg()[0]))
+                    log(f"{tag} seed={row['seed']}: rmse={row['rmse']:.4f} "
+                        f"sup={row['sup_error']:.4f} ({row['fit_seconds']:.1f} s, "
+                        f"load {per_seed[-1][4]:.1f})")
+
+                # one arm over the seeds (its "data sets"); the arm times its own fit
+                run_arms([Arm(method, _depth_arm, anchor=method != METHOD,
+                              kwargs={"make": make})],
+                         {f"seed {s}": {"seed": s, "X": Xtr, "y": ytr, "Xte": Xte, "yte": yte,
+                                        "grid": grid, "fgrid": fgrid} for s in seeds},
+                         memory=None, seconds="arm_seconds", log=None, on_row=on_row)
                 arr = np.array(per_seed)
                 rows.append({"dataset": f"{label} L={L}", "method": method, "L": L,
                              "rmse": float(arr[:, 0].mean()), "sup_error": float(arr[:, 1].mean()),
@@ -149,6 +162,16 @@ def bench_depth(functions, depths, n_train, epochs, seeds, log, checkpoint=None)
                 if checkpoint is not None:
                     checkpoint(rows)
     return rows
+
+
+def _depth_arm(data, make):
+    """One model of part A on one seed: test RMSE, sup error on the grid, fit seconds, peak."""
+    model = make(data["seed"])
+    sec, mem = _fit_timed(model, data["X"], data["y"])
+    return {"seed": data["seed"],
+            "rmse": float(np.sqrt(np.mean((model.predict(data["Xte"]) - data["yte"]) ** 2))),
+            "sup_error": float(np.max(np.abs(model.predict(data["grid"]) - data["fgrid"]))),
+            "fit_seconds": sec, "peak_traced_mb": mem}
 
 
 def depth_summary(rows, functions, depths):
@@ -194,32 +217,39 @@ def bench_risk(functions, sizes, epochs, seeds, log, checkpoint=None):
         label = "B " + _label(kind, d0, alpha)
         for n in sizes:
             per = {}
+            arms = [Arm(METHOD, _risk_arm, kwargs={"make": lambda s, n=n, alpha=alpha:
+                                                   HolderTransformerRegressor(
+                                                       alpha=alpha, n_blocks="auto",
+                                                       max_epochs=epochs, random_state=s)}),
+                    Arm("sklearn.KNeighborsRegressor", _risk_arm, anchor=True,
+                        kwargs={"make": lambda s, n=n, d0=d0, alpha=alpha: KNeighborsRegressor(
+                            n_neighbors=min(_knn_k(n, d0, alpha), n))}),
+                    Arm("sklearn.MLPRegressor", _risk_arm, anchor=True,
+                        kwargs={"make": lambda s: MLPRegressor(
+                            hidden_layer_sizes=(64, 64), early_stopping=True, random_state=s)}),
+                    Arm("sklearn.HistGradientBoostingRegressor", _risk_arm, anchor=True,
+                        kwargs={"make": lambda s: HistGradientBoostingRegressor(
+                            random_state=s)})]
             for s in seeds:
                 X, y, f = make_holder_regression(n, d0, alpha, kind=kind, noise=NOISE,
                                                  random_state=1000 + s, return_function=True)
                 rng = np.random.default_rng(2000 + s)
                 Xte = rng.uniform(size=(N_TEST, d0))
-                fte = f(Xte)
-                models = {
-                    METHOD: HolderTransformerRegressor(alpha=alpha, n_blocks="auto",
-                                                       max_epochs=epochs, random_state=s),
-                    "sklearn.KNeighborsRegressor": KNeighborsRegressor(
-                        n_neighbors=min(_knn_k(n, d0, alpha), n)),
-                    "sklearn.MLPRegressor": MLPRegressor(
-                        hidden_layer_sizes=(64, 64), early_stopping=True, random_state=s),
-                    "sklearn.HistGradientBoostingRegressor": HistGradientBoostingRegressor(
-                        random_state=s),
-                }
-                for method, model in models.items():
-                    sec, mem = _fit_timed(model, X, y)
-                    risk = float(np.mean((model.predict(Xte) - fte) ** 2))
-                    extra = {"n_blocks": model.n_blocks_} if method == METHOD else {}
-                    if method == "sklearn.KNeighborsRegressor":
-                        extra = {"k": model.n_neighbors}
-                    per.setdefault(method, []).append((risk, sec, mem, extra,
-                                                       os.getloadavg()[0]))
-                    log(f"{label} n={n} {method} seed={s}: risk={risk:.5f} ({sec:.1f} s, "
-                        f"load {per[method][-1][4]:.1f})")
+                data = {"seed": s, "X": X, "y": y, "Xte": Xte, "fte": f(Xte)}
+
+                def on_row(row, s=s, per=per, tag=f"{label} n={n}"):
+                    if "error" in row:
+                        raise RuntimeError(f"{row['method']} failed: {row['error']}")
+                    per.setdefault(row["method"], []).append(
+                        (row["excess_risk"], row["fit_seconds"], row["peak_traced_mb"],
+                         row["extra"], os.getloadavg()[0]))
+                    log(f"{tag} {row['method']} seed={s}: risk="
+                        f"{row['excess_risk']:.5f} ({row['fit_seconds']:.1f} s, "
+                        f"load {per[row['method']][-1][4]:.1f})")
+
+                # the arm times its own fit (_fit_timed); arm_seconds adds the prediction
+                run_arms(arms, {f"{label} n={n} seed={s}": data}, memory=None,
+                         seconds="arm_seconds", log=None, on_row=on_row)
             for method, vals in per.items():
                 risks = [v[0] for v in vals]
                 rows.append({"dataset": f"{label} n={n}", "method": method, "n": n,
@@ -232,6 +262,19 @@ def bench_risk(functions, sizes, epochs, seeds, log, checkpoint=None):
             if checkpoint is not None:
                 checkpoint(rows)
     return rows
+
+
+def _risk_arm(data, make):
+    """One model of part B on one seed's sample: excess risk, fit seconds, traced peak."""
+    model = make(data["seed"])
+    sec, mem = _fit_timed(model, data["X"], data["y"])
+    extra = {}
+    if isinstance(model, HolderTransformerRegressor):
+        extra = {"n_blocks": model.n_blocks_}
+    elif isinstance(model, KNeighborsRegressor):
+        extra = {"k": model.n_neighbors}
+    return {"excess_risk": float(np.mean((model.predict(data["Xte"]) - data["fte"]) ** 2)),
+            "fit_seconds": sec, "peak_traced_mb": mem, "extra": extra}
 
 
 def risk_summary(rows, functions):
@@ -269,21 +312,24 @@ def targets(summary):
             lo, hi = row["bracket"]
             s, se = row["rmse_slope"], row["rmse_slope_se"]
             met = bool(s < 0 and np.isfinite(se) and s + 2 * se < 0 and s >= lo)
-            out.append({"target": f"{name}: RMSE-vs-L slope < 0 (2 SE excludes 0), inside the "
-                                  "bracket",
-                        "spec": f"in [{lo:.3g}, 0); guaranteed {hi:.3g}",
-                        "measured": f"{s:.3f} +- {se:.3f}", "met": met})
+            out.append(target(f"{name}: RMSE-vs-L slope < 0 (2 SE excludes 0), inside the "
+                              "bracket",
+                              f"in [{lo:.3g}, 0); guaranteed {hi:.3g}",
+                              f"{s:.3f} +- {se:.3f}",
+                              met))
         else:
             s, derived = row["risk_slope"], row["derived_rate"]
-            out.append({"target": f"{name}: risk slope at least as steep as the derived rate",
-                        "spec": f"<= {derived:.3g} (minimax {row['minimax_rate']:.3g})",
-                        "measured": f"{s:.3f} +- {row['risk_slope_se']:.3f}",
-                        "met": bool(s <= derived)})
+            out.append(target(f"{name}: risk slope at least as steep as the derived rate",
+                              f"<= {derived:.3g} (minimax {row['minimax_rate']:.3g})",
+                              f"{s:.3f} +- {row['risk_slope_se']:.3f}",
+                              bool(s <= derived)))
             ratio = row["risk / MLP risk"]
             n_key = next(k for k in row if k.startswith("risk_at_n="))
-            out.append({"target": f"{name}: {n_key.removeprefix('risk_at_')} risk within 1.5x "
-                                  "the MLP's",
-                        "spec": "<= 1.5", "measured": float(ratio), "met": bool(ratio <= 1.5)})
+            out.append(target(f"{name}: {n_key.removeprefix('risk_at_')} risk within 1.5x "
+                              "the MLP's",
+                              "<= 1.5",
+                              float(ratio),
+                              bool(ratio <= 1.5)))
     return out
 
 

@@ -50,6 +50,7 @@ from _common import (
     benchmark_parser,
     markdown_table,
     measure,
+    target,
     write_results,
 )
 
@@ -201,12 +202,8 @@ def _doubleml_irm(X0, y, w, regimes, learner, seed):
 
 def _timed(trace, func, *args, **kwargs):
     """``(result, seconds, peak MiB or None)``: tracemalloc (slow) only when ``trace``."""
-    if trace:
-        m = measure(func, *args, **kwargs)
-        return m.result, m.seconds, m.peak_mb
-    start = time.perf_counter()
-    result = func(*args, **kwargs)
-    return result, time.perf_counter() - start, None
+    m = measure(func, *args, memory="traced" if trace else None, **kwargs)
+    return m.result, m.seconds, m.peak_mb
 
 
 def _replication_before(deadline, expected, *args, **kwargs):
@@ -218,9 +215,8 @@ def _replication_before(deadline, expected, *args, **kwargs):
     """
     if deadline is not None and time.time() + expected > deadline:
         return None
-    start = time.perf_counter()
-    out = _replication(*args, **kwargs)
-    return out, time.perf_counter() - start, args[1] == 0 and kwargs.get("trace_memory", True)
+    m = measure(_replication, *args, memory=None, **kwargs)
+    return m.result, m.seconds, args[1] == 0 and kwargs.get("trace_memory", True)
 
 
 def _replication(setting, rep, n, T, d, n_mc, use_doubleml, variants, n_truth_worker=1000,
@@ -229,6 +225,10 @@ def _replication(setting, rep, n, T, d, n_mc, use_doubleml, variants, n_truth_wo
 
     Peak memory is traced (tracemalloc, which slows Python-heavy code) in replication 0 only
     (and only with ``trace_memory``); seconds are wall-clock fit times of every replication.
+
+    Not ``run_arms``: a replication's methods share one simulated data set and one fit (the
+    g-formula plug-in and the baselines are read off our fitted estimator), replications run
+    in parallel workers and the settings' rows pool them; each fit goes through ``measure``.
     """
     trace = rep == 0 and trace_memory
     cfg = SETTINGS[setting]
@@ -367,14 +367,16 @@ def _pool_detail(a, b):
 
 def _as_targets(target_rows):
     """The target rows in the shared result format (target, spec, measured, met)."""
-    return [{"target": f"{r['dataset']}: {r['target']}", "spec": _bound(r["target"]),
-             "measured": r["value"], "met": bool(r["met"])} for r in target_rows]
+    return [target(f"{r['dataset']}: {r['target']}",
+                   _bound(r["target"]),
+                   r["value"],
+                   bool(r["met"])) for r in target_rows]
 
 
-def _bound(target):
+def _bound(name):
     """The bound a target name states: "[0.93, 0.97]", "<= 0.2 SE", "<= 0.6", ..."""
-    found = re.search(r"\[[^\]]*\]|<= [0-9.]+(?: SE)?", target)
-    return found.group(0) if found else target
+    found = re.search(r"\[[^\]]*\]|<= [0-9.]+(?: SE)?", name)
+    return found.group(0) if found else name
 
 
 PROTOCOL = ("settings A-D (A: randomised at baseline, linear nuisances; B: baseline, flexible "
@@ -469,9 +471,8 @@ def _speed(repeats=3):
         warnings.simplefilter("ignore", UserWarning)
         LongitudinalRegressionAdjuster(10, random_state=0).fit(X, y, treatment=w)  # imports
         for seed in range(repeats):
-            start = time.perf_counter()
-            LongitudinalRegressionAdjuster(10, random_state=seed).fit(X, y, treatment=w)
-            times.append(time.perf_counter() - start)
+            times.append(measure(LongitudinalRegressionAdjuster(10, random_state=seed).fit,
+                                 X, y, treatment=w, memory=None).seconds)
     return {"target": "speed: fit with defaults (n=1000, T=7, d=10) <= 10 s on one core",
             "value": float(np.median(times)), "met": bool(np.median(times) <= 10),
             "dataset": "speed", "load_average": list(os.getloadavg()),
@@ -481,14 +482,14 @@ def _speed(repeats=3):
 def _speed_from(path):
     """The speed target of an earlier (local) result file, to carry into a run elsewhere."""
     payload = json.loads(Path(path).read_text())
-    for target in payload.get("targets", []):
-        if target["target"].startswith("speed:"):
+    for tg in payload.get("targets", []):
+        if tg["target"].startswith("speed:"):
             machine = payload.get("machine", {})
-            target = dict(target)
-            target["target"] += (" [measured on the development machine, "
+            tg = dict(tg)
+            tg["target"] += (" [measured on the development machine, "
                                  f"{machine.get('cpu_count', '?')} CPUs, "
                                  f"{machine.get('platform', '?')}; not on this one]")
-            return target
+            return tg
     return None
 
 
@@ -663,8 +664,10 @@ def main(argv=None):
         if "spec" in speed:  # carried over in the shared format
             speed_targets = [speed]
         else:
-            speed_targets = [{"target": speed["target"], "spec": "<= 10 s",
-                              "measured": round(speed["value"], 3), "met": speed["met"]}]
+            speed_targets = [target(speed["target"],
+                                    "<= 10 s",
+                                    round(speed["value"], 3),
+                                    speed["met"])]
             notes.append(f"speed target measured here, one core, median of 3 default fits "
                          f"{speed['seconds_each']} s at load average "
                          f"{np.round(speed['load_average'], 2).tolist()}")

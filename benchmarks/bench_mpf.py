@@ -57,7 +57,6 @@ import os
 import subprocess
 import sys
 import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -72,6 +71,7 @@ from sklearn_icml26.metrics._surface import _surface_scores
 from _common import (
     benchmark_parser,
     markdown_table,
+    measure,
     peak_rss_mb,
     target,
     write_results,
@@ -150,6 +150,8 @@ def neural_job(name, noise, field, params, resolutions, n_samples, device, threa
     """Fit one field on one shape and noise; score each trim (and extra resolution).
 
     A resolution ``None`` is the estimator's default (``"auto"``: from the point spacing).
+    The jobs are not ``run_arms`` arms: they run in a process pool under a time budget, and
+    one fit gives a row per trim and resolution; fit and extraction go through ``measure``.
     """
     import torch
 
@@ -165,11 +167,14 @@ def neural_job(name, noise, field, params, resolutions, n_samples, device, threa
 
     cls = OriginalMPFSurface if derivatives == "autograd" else MPFSurface
     est = cls(field=field, device=device, **params)
-    start, cpu = time.perf_counter(), time.process_time()
-    est.fit(X)
-    if str(device).startswith("cuda"):
-        torch.cuda.synchronize()
-    fit_s, fit_cpu = time.perf_counter() - start, time.process_time() - cpu
+    def fit():
+        est.fit(X)
+        if str(device).startswith("cuda"):
+            torch.cuda.synchronize()
+
+    cpu = time.process_time()
+    fit_s = measure(fit, memory=None).seconds
+    fit_cpu = time.process_time() - cpu
     # the first trim of each field is its default ("auto")
     trims = {"mpf": ["points", "metric"], "sdf": [None, "points"],
              "udf": [None, "points"]}[field]
@@ -178,10 +183,9 @@ def neural_job(name, noise, field, params, resolutions, n_samples, device, threa
     rows = []
     for res_i, resolution in enumerate(resolutions):
         for trim in trims:
-            start = time.perf_counter()
             kw = {} if resolution is None else {"resolution": resolution}
-            V, F = est.extract_mesh(**kw, trim=trim)
-            extract_s = time.perf_counter() - start
+            m = measure(est.extract_mesh, **kw, trim=trim, memory=None)
+            (V, F), extract_s = m.result, m.seconds
             label = "MPFSurface" if field == "mpf" else f"MPFSurface[field={field}]"
             if trim != trims[0]:
                 label = f"{label}[trim={trim}]"
@@ -230,16 +234,8 @@ def memory_job(name, resolution, device, threads, n_input=None):
     data = load(name, n_input, 1000)
     est = MPFSurface(device=device, **MEMORY_FIT).fit(data.points)
     est.extract_mesh(16)  # imports and first calls outside the measurement
-    tracing = tracemalloc.is_tracing()
-    if not tracing:
-        tracemalloc.start()
-    tracemalloc.reset_peak()
-    start = time.perf_counter()
-    V, F = est.extract_mesh(resolution)
-    extract_s = time.perf_counter() - start
-    traced = tracemalloc.get_traced_memory()[1] / 2**20
-    if not tracing:
-        tracemalloc.stop()
+    m = measure(est.extract_mesh, resolution, memory="traced")
+    (V, F), extract_s, traced = m.result, m.seconds, m.peak_mb
     return [{"dataset": name, "noise": 0.0,
              "method": f"MPFSurface[extract_mesh memory, resolution={resolution}]",
              "resolution": resolution, "grid_points": resolution**3,
@@ -262,13 +258,13 @@ def anchor_job(name, noise, n_samples, n_input=None):
     rows = []
     load_before = os.getloadavg()[0]
     pcd = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(X))
-    start = time.perf_counter()
-    pcd.estimate_normals(o3d.geometry.KDTreeSearchParamKNN(30))
-    pcd.orient_normals_consistent_tangent_plane(30)
-    normals_s = time.perf_counter() - start
-    start = time.perf_counter()
-    mesh, density = o3d.geometry.TriangleMesh.create_from_point_cloud_poisson(pcd, depth=8)
-    poisson_s = time.perf_counter() - start + normals_s
+    # the normals are estimated once and their time counted in each anchor's fit_seconds
+    normals_s = measure(lambda: (pcd.estimate_normals(o3d.geometry.KDTreeSearchParamKNN(30)),
+                                 pcd.orient_normals_consistent_tangent_plane(30)),
+                        memory=None).seconds
+    m = measure(o3d.geometry.TriangleMesh.create_from_point_cloud_poisson, pcd, depth=8,
+                memory=None)
+    (mesh, density), poisson_s = m.result, m.seconds + normals_s
     V, F = np.asarray(mesh.vertices), np.asarray(mesh.triangles)
     rows.append({"method": "open3d.Poisson", **mesh_row(V, F, data, n_samples),
                  "fit_seconds": poisson_s})
@@ -278,9 +274,9 @@ def anchor_job(name, noise, n_samples, n_input=None):
     rows.append({"method": "open3d.Poisson[density-trim]",
                  **mesh_row(V, F_trim, data, n_samples), "fit_seconds": poisson_s})
     radii = o3d.utility.DoubleVector([1.5 * spacing, 2 * spacing, 3 * spacing, 4 * spacing])
-    start = time.perf_counter()
-    bpa = o3d.geometry.TriangleMesh.create_from_point_cloud_ball_pivoting(pcd, radii)
-    bpa_s = time.perf_counter() - start + normals_s
+    m = measure(o3d.geometry.TriangleMesh.create_from_point_cloud_ball_pivoting, pcd, radii,
+                memory=None)
+    bpa, bpa_s = m.result, m.seconds + normals_s
     V, F = np.asarray(bpa.vertices), np.asarray(bpa.triangles)
     rows.append({"method": "open3d.BallPivoting", **mesh_row(V, F, data, n_samples),
                  "fit_seconds": bpa_s})

@@ -53,8 +53,12 @@ from sklearn_icml26.datasets import (
 from sklearn_icml26.imputation import NeuroMambaImputer
 
 from _common import (
+    Arm,
     benchmark_parser,
     markdown_table,
+    measure,
+    run_arms,
+    target,
     write_results,
 )
 
@@ -130,6 +134,16 @@ def _anchors(seasonal, quick):
     if seasonal:
         anchors["UnobservedComponents(llevel+seasonal24)"] = lambda X, s: _kalman(X, s, True)
     return anchors
+
+
+def _fill(X, fn, series):
+    """An anchor arm: ``fn``'s filled matrix (scored by the caller, outside the timing)."""
+    return {"out": fn(X, series)}
+
+
+def _anchor_arms(anchors, series, seed, prefix=""):
+    return [Arm(prefix + name, _fill, anchor=True, extra={"seed": seed},
+                kwargs={"fn": fn, "series": series}) for name, fn in anchors.items()]
 
 
 def _scaled(imputer, X):
@@ -244,13 +258,20 @@ def _pypots(python, name, X, steps, seed, epochs):
 
 def _ours(params, X, groups, series_id=None, rectify=False, base_only=False):
     """Fill X with ours; also the fill of the same fitted model without the network's
-    correction (the base alone) when ``base_only``."""
-    start = time.perf_counter()
-    imp = NeuroMambaImputer(feature_groups=groups, rectify_observed=rectify, **params)
-    imp.fit(X, series_id=series_id)
-    out = imp.transform(X, series_id=series_id)
-    flags = imp.predict_corruption(X, series_id=series_id) if rectify else None
-    secs = time.perf_counter() - start
+    correction (the base alone) when ``base_only``.
+
+    Measured here rather than as a ``run_arms`` arm: one fit gives two rows (the model and
+    its base alone), and the ablations share the scenario's loop.
+    """
+    def fill():
+        imp = NeuroMambaImputer(feature_groups=groups, rectify_observed=rectify, **params)
+        imp.fit(X, series_id=series_id)
+        out = imp.transform(X, series_id=series_id)
+        flags = imp.predict_corruption(X, series_id=series_id) if rectify else None
+        return imp, out, flags
+
+    m = measure(fill, memory=None)
+    (imp, out, flags), secs = m.result, m.seconds
     base = None
     if base_only:
         imp.net_.module_.use_correction = False
@@ -324,14 +345,16 @@ def bench_air_quality(args, params, seeds, log, rows, ablations_only=False, pypo
             if reused:
                 rows.extend(reused)
                 log(f"{dataset} seed {seed}: {len(reused)} anchor rows reused")
-            for method, fn in ({} if ablations_only or reused else anchors).items():
-                start = time.perf_counter()
-                out = fn(Xc, series)
-                secs = time.perf_counter() - start
-                rows.append({"dataset": dataset, "method": method, "seed": seed,
-                             "mae_sd": _mae_sd(out, X_full, mask, sd), "fit_seconds": secs,
-                             "n_hidden": int(mask.sum())})
-                log(f"{dataset} seed {seed} {method}: {rows[-1]['mae_sd']:.3f} ({secs:.0f} s)")
+            arms = _anchor_arms({} if ablations_only or reused else anchors, series, seed)
+
+            def on_row(row, mask=mask, seed=seed):
+                if "out" in row:
+                    row.update(mae_sd=_mae_sd(row.pop("out"), X_full, mask, sd),
+                               n_hidden=int(mask.sum()))
+                    log(f"{row['dataset']} seed {seed} {row['method']}: {row['mae_sd']:.3f} "
+                        f"({row['fit_seconds']:.0f} s)")
+
+            rows += run_arms(arms, {dataset: Xc}, memory=None, log=None, on_row=on_row)
             yield
 
 
@@ -347,28 +370,28 @@ def _gyro_drop(X3, seed):
     return Xc, mask
 
 
-def _one_nn(X3, split, target):
+def _one_nn(X3, split, labels):
     flat = X3.reshape(len(X3), -1)
     train, test = split == "train", split == "test"
     d = ((flat[test][:, None, :] - flat[train][None, :, :]) ** 2).sum(-1)
-    pred = target[train][d.argmin(axis=1)]
-    return float((pred == target[test]).mean())
+    pred = labels[train][d.argmin(axis=1)]
+    return float((pred == labels[test]).mean())
 
 
 def bench_basic_motions(args, params, seeds, log, rows, ablations_only=False,
                         with_ablations=True):
     bm = load_basic_motions()
-    X3, target, split = bm.data, bm.target, bm.split
+    X3, labels, split = bm.data, bm.target, bm.split
     if args.quick:
         keep = np.r_[0:5, 40:45]
-        X3, target, split = X3[keep], target[keep], split[keep]
+        X3, labels, split = X3[keep], labels[keep], split[keep]
     n, T, F = X3.shape
     sid = np.repeat(np.arange(n), T)
     series = [np.arange(i * T, (i + 1) * T) for i in range(n)]
     X_full = X3.reshape(n * T, F)
     sd = X_full.std(axis=0)
     groups = [bm.groups["accelerometer"], bm.groups["gyroscope"]]
-    clean_acc = _one_nn(X3, split, target)
+    clean_acc = _one_nn(X3, split, labels)
     rows.append({"dataset": "basic motions / clean", "method": "1-NN on clean series",
                  "accuracy_1nn": clean_acc})
     scenarios = ["gyroscope drop 30 steps"] if args.quick else [
@@ -394,7 +417,7 @@ def bench_basic_motions(args, params, seeds, log, rows, ablations_only=False,
                                                base_only=method == METHOD)
                 row = {"dataset": dataset, "method": method, "seed": seed,
                        "mae_sd": _mae_sd(out, X_full, mask, sd),
-                       "accuracy_1nn": _one_nn(out.reshape(n, T, F), split, target),
+                       "accuracy_1nn": _one_nn(out.reshape(n, T, F), split, labels),
                        "fit_seconds": secs, "load_1min": os.getloadavg()[0]}
                 if impulse:
                     row["impulse_f1"] = _f1(flags, mask) if flags is not None else 0.0
@@ -403,7 +426,7 @@ def bench_basic_motions(args, params, seeds, log, rows, ablations_only=False,
                 if base is not None:
                     rows.append({"dataset": dataset, "method": BASE_ONLY, "seed": seed,
                                  "mae_sd": _mae_sd(base, X_full, mask, sd),
-                                 "accuracy_1nn": _one_nn(base.reshape(n, T, F), split, target),
+                                 "accuracy_1nn": _one_nn(base.reshape(n, T, F), split, labels),
                                  "fit_seconds": secs})
                     log(f"{dataset} seed {seed} {BASE_ONLY}: {rows[-1]['mae_sd']:.3f}")
             def check(Xc=Xc, mask=mask, impulse=impulse):
@@ -423,26 +446,27 @@ def bench_basic_motions(args, params, seeds, log, rows, ablations_only=False,
                 log(f"{dataset} seed {seed}: {len(reused)} anchor rows reused")
                 yield
                 continue
-            if impulse:
-                start = time.perf_counter()
-                flags, out = _hampel(Xc, series)
-                secs = time.perf_counter() - start
+            if impulse:  # the detector's flags feed the anchors' input: measured on its own
+                m = measure(_hampel, Xc, series, memory=None)
+                (flags, out), secs = m.result, m.seconds
                 rows.append({"dataset": dataset, "method": "Hampel filter (median replace)",
                              "seed": seed, "mae_sd": _mae_sd(out, X_full, mask, sd),
-                             "accuracy_1nn": _one_nn(out.reshape(n, T, F), split, target),
+                             "accuracy_1nn": _one_nn(out.reshape(n, T, F), split, labels),
                              "impulse_f1": _f1(flags, mask), "fit_seconds": secs})
                 log(f"{dataset} seed {seed} Hampel: F1 {rows[-1]['impulse_f1']:.3f}")
                 Xh = np.where(flags, np.nan, Xc)  # detect with Hampel, then impute
-            for method, fn in anchors.items():
-                start = time.perf_counter()
-                out = fn(Xh if impulse else Xc, series)
-                secs = time.perf_counter() - start
-                label = f"Hampel + {method}" if impulse else method
-                rows.append({"dataset": dataset, "method": label, "seed": seed,
-                             "mae_sd": _mae_sd(out, X_full, mask, sd),
-                             "accuracy_1nn": _one_nn(out.reshape(n, T, F), split, target),
-                             "fit_seconds": secs})
-                log(f"{dataset} seed {seed} {label}: {rows[-1]['mae_sd']:.3f} ({secs:.0f} s)")
+            arms = _anchor_arms(anchors, series, seed, prefix="Hampel + " if impulse else "")
+
+            def on_row(row, mask=mask, seed=seed):
+                if "out" in row:
+                    out = row.pop("out")
+                    row.update(mae_sd=_mae_sd(out, X_full, mask, sd),
+                               accuracy_1nn=_one_nn(out.reshape(n, T, F), split, labels))
+                    log(f"{row['dataset']} seed {seed} {row['method']}: {row['mae_sd']:.3f} "
+                        f"({row['fit_seconds']:.0f} s)")
+
+            rows += run_arms(arms, {dataset: Xh if impulse else Xc}, memory=None, log=None,
+                             on_row=on_row)
             yield
 
 
@@ -486,39 +510,41 @@ def targets(rows, summary):
             continue
         spec = ("MAE <= 0.95 x best anchor of the same run, every seed" if
                 dataset.startswith("air") else "MAE <= best anchor of the same run, every seed")
-        result.append({"target": f"{dataset}: MAE vs best anchor", "spec": spec,
-                       "measured": f"ours / best anchor = {', '.join(f'{r:.3f}' for r in ratios)}",
-                       "met": bool(met)})
+        result.append(target(f"{dataset}: MAE vs best anchor",
+                             spec,
+                             f"ours / best anchor = {', '.join(f'{r:.3f}' for r in ratios)}",
+                             bool(met)))
     imp = frame[frame.dataset.str.contains("impulses")]
     if not imp.empty and "impulse_f1" in imp:
         o = imp[imp.method == METHOD].impulse_f1
         h = imp[imp.method.str.startswith("Hampel filter")].impulse_f1
         if len(o) and len(h):
-            result.append({"target": "basic motions / impulses: impulse F1 >= Hampel",
-                           "spec": "F1 of the gate >= F1 of the Hampel filter (mean over seeds)",
-                           "measured": f"{o.mean():.3f} vs Hampel {h.mean():.3f}",
-                           "met": bool(o.mean() >= h.mean())})
+            result.append(target("basic motions / impulses: impulse F1 >= Hampel",
+                                 "F1 of the gate >= F1 of the Hampel filter (mean over seeds)",
+                                 f"{o.mean():.3f} vs Hampel {h.mean():.3f}",
+                                 bool(o.mean() >= h.mean())))
     clean = [r for r in rows if r.get("method") == "1-NN on clean series"]
     bm = frame[(frame.method == METHOD) & frame.dataset.str.startswith("basic")]
     if clean and not bm.empty:
         acc = clean[0]["accuracy_1nn"]
         worst = bm.groupby("dataset").accuracy_1nn.mean()
-        result.append({"target": "basic motions: 1-NN accuracy on imputed series within 2 "
-                                 "points of clean",
-                       "spec": "|acc(imputed) - acc(clean)| <= 0.02 in every scenario",
-                       "measured": f"clean {acc:.3f}; " + ", ".join(
-                           f"{d.split(' / ')[1]} {v:.3f}" for d, v in worst.items()),
-                       "met": bool((np.abs(worst - acc) <= 0.02 + 1e-12).all())})
+        result.append(target("basic motions: 1-NN accuracy on imputed series within 2 "
+                             "points of clean",
+                             "|acc(imputed) - acc(clean)| <= 0.02 in every scenario",
+                             f"clean {acc:.3f}; " + ", ".join(
+                             f"{d.split(' / ')[1]} {v:.3f}" for d, v in worst.items()),
+                             bool((np.abs(worst - acc) <= 0.02 + 1e-12).all())))
     aq = frame[frame.dataset.str.startswith("air")]
     fits = aq[aq.method == METHOD].fit_seconds
     saits = aq[aq.method.str.startswith("PyPOTS SAITS")]
     per_label = [f"{label[len('PyPOTS '):]} {g.fit_seconds.mean():.0f} s ({len(g)} fits)"
                  for label, g in saits.groupby("method", sort=False)]
-    result.append({"target": "fit time reported beside SAITS", "spec": "report",
-                   "measured": f"Air Quality: ours {fits.mean():.0f} s per fit (mean of "
-                               f"{len(fits)}); " + ("; ".join(per_label) if per_label
-                                                    else "SAITS not run"),
-                   "met": bool(len(saits))})
+    result.append(target("fit time reported beside SAITS",
+                         "report",
+                         f"Air Quality: ours {fits.mean():.0f} s per fit (mean of "
+                         f"{len(fits)}); " + ("; ".join(per_label) if per_label
+                         else "SAITS not run"),
+                         bool(len(saits))))
     return result
 
 

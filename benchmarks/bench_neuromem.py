@@ -50,9 +50,12 @@ from sklearn_icml26.memory._streaming import _QUESTION_WORDS, keyword_text
 from sklearn_icml26.metrics import evaluate_retrieval
 
 from _common import (
+    Arm,
     benchmark_parser,
     markdown_table,
+    measure,
     peak_rss_mb,
+    run_arms,
     target,
     write_results,
 )
@@ -306,19 +309,25 @@ def _warm(embedder, data, *, n_threads, cache_file=None, shard=None, core=False)
     if shard is not None:
         everything = everything[shard[0]::shard[1]]
     bulk = clone(embedder).set_params(n_threads=n_threads).fit(["x"])
-    t0 = time.perf_counter()
-    V = bulk.transform(everything)
-    secs = time.perf_counter() - t0
+    m = measure(bulk.transform, everything, memory=None)
+    V, secs = m.result, m.seconds
     if cache_file is not None:
         np.savez(cache_file, texts=np.asarray(everything), vectors=V, seconds=secs)
     return len(everything), secs
 
 
-def _row_a(name, res, seconds, kind):
+DATASET_A = "LoCoMo interleaved (10 conv.)"
+
+
+def _run_a(data, store, kw):
+    """One arm of part A: the interleaved evaluation of one memory, its metrics."""
+    return _metrics_a(interleaved_memory_eval(store, data, **kw))
+
+
+def _metrics_a(res):
     pq = res.per_question
     final = pq["round"] == pq.groupby("conversation")["round"].transform("max")
-    row = {"dataset": "LoCoMo interleaved (10 conv.)", "method": name, "kind": kind,
-           "n_asks": int(len(pq))}
+    row = {"n_asks": int(len(pq))}
     for c in ("recall_at_1", "recall_at_5", "recall_at_10", "rr", "context_recall",
               "context_tokens", "oracle_f1_at_5"):
         row[f"final_{c}"] = float(pq.loc[final, c].mean())
@@ -345,9 +354,6 @@ def _row_a(name, res, seconds, kind):
         row["structure_seconds"] = ins + qry
         for p in ("p50", "p95", "p99"):
             row[f"query_search_{p}_us"] = float(st.loc["query_search", f"{p}_ms"] * 1e3)
-    row["end_to_end_seconds"] = seconds
-    row["fit_seconds"] = seconds
-    row["peak_rss_mb"] = peak_rss_mb()
     return row
 
 
@@ -389,28 +395,25 @@ def run_a(data, embedder, quick, log, *, configs=None, anchors=True):
     chosen = _configs(quick)
     if configs is not None:
         chosen = [chosen[i] for i in configs]
-    for name, params in chosen:
-        mem = StreamingMemory(embedder=embedder, **params)
-        t0 = time.perf_counter()
-        res = interleaved_memory_eval(mem, data, **kw)
-        rows.append(_row_a(name, res, time.perf_counter() - t0, "ours"))
-        log(rows[-1])
-    if quick or not anchors:
-        return rows
-    for name, (cls, module) in ANCHORS.items():
-        if not _wanted(name):
-            continue
-        if not _installed(module):
-            rows.append({"dataset": "LoCoMo interleaved (10 conv.)", "method": name,
-                         "kind": "anchor", "status": "not installed"})
-            continue
-        t0 = time.perf_counter()
-        res = interleaved_memory_eval(cls(embedder), data, **kw)
-        row = _row_a(name, res, time.perf_counter() - t0, "anchor")
-        row["status"] = "ran"
-        rows.append(row)
+    arms = [Arm(name, _run_a, extra={"kind": "ours"},
+                kwargs={"store": StreamingMemory(embedder=embedder, **params), "kw": kw})
+            for name, params in chosen]
+    if not quick and anchors:
+        for name, (cls, module) in ANCHORS.items():
+            if not _wanted(name):
+                continue
+            if not _installed(module):
+                rows.append({"dataset": DATASET_A, "method": name, "kind": "anchor",
+                             "status": "not installed"})
+                continue
+            arms.append(Arm(name, _run_a, anchor=True, extra={"kind": "anchor", "status": "ran"},
+                            kwargs={"store": cls(embedder), "kw": kw}))
+
+    def on_row(row):
+        row["end_to_end_seconds"] = row.get("fit_seconds")
         log(row)
-    return rows
+
+    return rows + run_arms(arms, {DATASET_A: data}, memory="rss", log=None, on_row=on_row)
 
 
 def _rrf(runs, k=60):
@@ -487,33 +490,50 @@ def run_b(data, minilm, quick, log):
                     ["x"])
                 scorers["random"] = lambda q, d: rng.random((len(q), len(d)))
         runs = {}
-        for name, scorer in scorers.items():
-            if not _wanted(name):
-                continue
-            t0 = time.perf_counter()
-            runs[name] = score_candidates(scorer, task)
-            secs = time.perf_counter() - t0
-            rows.append(_row_b(name, text, runs[name], task, secs))
-            log(rows[-1])
+        arms = [Arm(name, _score_b, anchor=_kind_b(name) == "anchor",
+                    kwargs={"name": name, "scorer": scorer, "runs": runs})
+                for name, scorer in scorers.items() if _wanted(name)]
+        if all(n in scorers and _wanted(n) for n in ("SentenceEmbedder(minilm)",
+                                                      "IncrementalBM25 (ours)")):
+            arms.append(Arm("hybrid RRF (MiniLM + BM25)", _fuse_b, kwargs={"runs": runs}))
+
+        def on_row(row, text=text, task=task):  # evaluating a run is not part of its timing
+            row.update(_row_b(row["method"], text, row.pop("_run"), task))
+            log(row)
+
+        rows += run_arms(arms, {_dataset_b(text): task}, memory="rss", log=None, on_row=on_row)
         if "SentenceEmbedder(minilm)" in runs and "IncrementalBM25 (ours)" in runs:
-            t0 = time.perf_counter()
-            fused = _rrf([runs["SentenceEmbedder(minilm)"], runs["IncrementalBM25 (ours)"]])
-            rows.append(_row_b("hybrid RRF (MiniLM + BM25)", text, fused, task,
-                               time.perf_counter() - t0))
-            log(rows[-1])
             if text == "turn":
                 extra["pytrec_eval_minilm"] = _pytrec_check(runs["SentenceEmbedder(minilm)"],
                                                             task)
     return rows, extra
 
 
-def _row_b(name, text, run, task, seconds):
+def _score_b(task, name, scorer, runs):
+    """One arm of part B: the candidates' scores (kept in ``runs`` for the fusion row)."""
+    runs[name] = score_candidates(scorer, task)
+    return {"_run": runs[name]}
+
+
+def _fuse_b(task, runs):
+    return {"_run": _rrf([runs["SentenceEmbedder(minilm)"], runs["IncrementalBM25 (ours)"]])}
+
+
+def _dataset_b(text):
+    return f"AOEB LoCoMo slice ({'speaker: text' if text == 'plain' else 'speaker: text [+caption]'})"  # noqa: E501
+
+
+def _kind_b(name):
+    return "ours" if "ours" in name or "Sentence" in name else "anchor"
+
+
+def _row_b(name, text, run, task):
+    """The retrieval metrics of one run of part B (and its dataset, method and kind)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         res = evaluate_retrieval(run, task.qrels, candidates=task.candidates,
                                  subsets=task.subsets, k_values=(5, 10, 25, 50))
-    row = {"dataset": f"AOEB LoCoMo slice ({'speaker: text' if text == 'plain' else 'speaker: text [+caption]'})",  # noqa: E501
-           "method": name, "kind": "ours" if "ours" in name or "Sentence" in name else "anchor",
+    row = {"dataset": _dataset_b(text), "method": name, "kind": _kind_b(name),
            "n_queries": int(res.scores.loc["micro", "n_queries"])}
     cols = ["ndcg_at_10", "map_at_10", "recall_at_5", "recall_at_10", "recall_at_25",
             "recall_at_50", "mrr_at_10"]
@@ -521,8 +541,6 @@ def _row_b(name, text, run, task, seconds):
         key = {"micro": "micro", "macro": "macro"}.get(idx, idx)
         for c in cols:
             row[f"{key}_{c}"] = float(res.scores.loc[idx, c])
-    row["fit_seconds"] = seconds
-    row["peak_rss_mb"] = peak_rss_mb()
     return row
 
 
@@ -535,7 +553,9 @@ def run_latency(data, embedder, log):
     """Structure-only cost in thread CPU time (robust to a loaded machine), cached vectors.
 
     Per conversation: 2-turn packets inserted in order; at each fifth of the turns every
-    question visible so far is asked once (top 10).
+    question visible so far is asked once (top 10). Not run by ``run_arms``: the five
+    structures are timed packet by packet side by side (thread CPU time), so that they see
+    the same machine load, which one arm after another would not.
     """
     import bm25s
     import faiss

@@ -55,6 +55,8 @@ from sklearn_icml26.pinn import (
 from _common import (
     benchmark_parser,
     markdown_table,
+    measure,
+    target,
     write_results,
 )
 
@@ -80,13 +82,15 @@ def _fit(problem, X, seed, settings, hidden=(32, 32, 32)):
     pinn = PINNRegressor(problem, hidden_layer_sizes=hidden, solver=settings["solver"],
                          max_epochs=settings["adam"], max_iter=settings["lbfgs"],
                          random_state=seed)
-    start = time.perf_counter()
-    pinn.fit(X)
-    return pinn, time.perf_counter() - start
+    return pinn, measure(pinn.fit, X, memory=None).seconds
 
 
 def run_case(name, config, seed, settings):
-    """One (problem, configuration, seed): fit, residual map, influence diagnostics."""
+    """One (problem, configuration, seed): fit, residual map, influence diagnostics.
+
+    The cases are not ``run_arms`` arms: they run in parallel workers and each gives one row
+    per seed (pooled by the summary); fit and influence are timed by ``measure``.
+    """
     torch.set_num_threads(1)
     problem = PROBLEMS[name]()
     points = settings["points"][(name, config)]
@@ -96,11 +100,9 @@ def run_case(name, config, seed, settings):
     res = np.abs(pinn.residuals(grid)[:, 0])
     inf = PINNInfluence(pinn, hessian="arnoldi", arnoldi_dim=settings["arnoldi"][0],
                         projection_dim=settings["arnoldi"][1])
-    start = time.perf_counter()
-    inf.fit()
     diag_grid = _grid(problem, settings["diag_grid"])
-    by = inf.influence_by_term(diag_grid)
-    inf_s = time.perf_counter() - start
+    m = measure(lambda: inf.fit().influence_by_term(diag_grid), memory=None)
+    by, inf_s = m.result, m.seconds
     names = inf.loss_term_names_
     A = np.stack([np.abs(by[k]).sum(axis=1) for k in names], axis=1)
     frac = A / A.sum(axis=1, keepdims=True)
@@ -150,9 +152,8 @@ def run_loo(seed, config, settings):
     gd = inf.grad_dot(X_test)
     rows = []
     for kind, i in drop.items():
-        start = time.perf_counter()
-        delta = inf.leave_one_out(i, X_test)
-        sec = time.perf_counter() - start
+        m = measure(inf.leave_one_out, i, X_test, memory=None)
+        delta, sec = m.result, m.seconds
         rows.append({"dataset": "heat_1d LOO", "method": METHOD, "config": config, "seed": seed,
                      "dropped": kind, "index": i,
                      "spearman_influence": float(spearmanr(I[:, i], delta).statistic),
@@ -176,22 +177,17 @@ def run_captum(settings):
     X_test = make_pde_collocation(problem, 100, 0, 0, random_state=7)
     rows = []
     exact = PINNInfluence(pinn, hessian="exact_topk", projection_dim=20)
-    start = time.perf_counter()
-    exact.fit()
-    E = exact.influence(X_test)
-    exact_s = time.perf_counter() - start
+    timed = measure(lambda: exact.fit().influence(X_test), memory=None)
+    E, exact_s = timed.result, timed.seconds
     m, k = settings["captum_arnoldi"]
     ours = PINNInfluence(pinn, hessian="arnoldi", arnoldi_dim=m, projection_dim=k)
-    start = time.perf_counter()
-    ours.fit()
-    O = ours.influence(X_test)
-    ours_s = time.perf_counter() - start
+    timed = measure(lambda: ours.fit().influence(X_test), memory=None)
+    O, ours_s = timed.result, timed.seconds
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        start = time.perf_counter()
-        C = captum_arnoldi_influence(pinn, X_test, arnoldi_dim=m, projection_dim=k,
-                                     checkpoint_dir=tmp)
-        captum_s = time.perf_counter() - start
+        timed = measure(captum_arnoldi_influence, pinn, X_test, arnoldi_dim=m,
+                        projection_dim=k, checkpoint_dir=tmp, memory=None)
+        C, captum_s = timed.result, timed.seconds
     label = f"heat_1d 2-16-16-1 (p={ours.n_params_}), 240 train x 100 test, Arnoldi({m}, {k})"
     rows.append({"dataset": label, "method": METHOD,
                  "spearman_vs_captum": float(spearmanr(O.ravel(), C.ravel()).statistic),
@@ -214,9 +210,7 @@ def run_exact_timing(settings):
     X = make_pde_collocation(problem, *settings["points"][("heat_1d", "good")], random_state=0)
     pinn = PINNRegressor(problem, solver="adam", max_epochs=10, random_state=0).fit(X)
     inf = PINNInfluence(pinn, hessian="exact")
-    start = time.perf_counter()
-    inf.fit()
-    sec = time.perf_counter() - start
+    sec = measure(inf.fit, memory=None).seconds
     return [{"dataset": "heat_1d 2-32-32-32-1, 1200 points", "method":
              "PINNInfluence(hessian='exact')", "n_params": inf.n_params_,
              "n_negative_eigenvalues": inf.n_negative_eigenvalues_,
@@ -237,15 +231,17 @@ def _deepxde_fit_row(dde, data, net, problem, name, seed, settings):
     """Train a DeepXDE model with our schedule (Adam at lr 1e-3, then L-BFGS) and return its
     result row: relative L2 against the exact solution on the 100 x 100 grid, seconds."""
     model = dde.Model(data, net)
-    start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.compile("adam", lr=1e-3)
-        model.train(iterations=settings["adam"], display_every=10**9, verbose=0)
-        _deepxde_lbfgs(dde, settings["lbfgs"])
-        model.compile("L-BFGS")
-        model.train(display_every=10**9, verbose=0)
-    sec = time.perf_counter() - start
+
+    def train():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.compile("adam", lr=1e-3)
+            model.train(iterations=settings["adam"], display_every=10**9, verbose=0)
+            _deepxde_lbfgs(dde, settings["lbfgs"])
+            model.compile("L-BFGS")
+            model.train(display_every=10**9, verbose=0)
+
+    sec = measure(train, memory=None).seconds
     grid = _grid(problem, 100)
     pred = model.predict(grid).ravel()
     exact = problem.exact_solution(torch.as_tensor(grid)).numpy().ravel()
@@ -368,8 +364,10 @@ def targets(rows, summary_rows, settings):
                  and r["method"] == METHOD]
     if good_heat:
         l2 = float(np.mean([r["relative_l2"] for r in good_heat]))
-        out.append({"target": "good heat PINN relative L2 (mean over seeds)",
-                    "spec": "<= 3e-3 (2x DeepXDE's 1.5e-3)", "measured": l2, "met": l2 <= 3e-3})
+        out.append(target("good heat PINN relative L2 (mean over seeds)",
+                          "<= 3e-3 (2x DeepXDE's 1.5e-3)",
+                          l2,
+                          l2 <= 3e-3))
         dde_rows = [r for r in rows if r["method"] == "deepxde" and "relative_l2" in r
                     and r["dataset"] == "heat_1d"]
         if dde_rows:
@@ -377,25 +375,26 @@ def targets(rows, summary_rows, settings):
             seeds = sorted({r["seed"] for r in dde_rows} & {r["seed"] for r in good_heat})
             ours = float(np.mean([r["relative_l2"] for r in good_heat if r["seed"] in seeds]))
             ref = float(np.mean([r["relative_l2"] for r in dde_rows if r["seed"] in seeds]))
-            out.append({"target": f"good heat PINN relative L2 vs DeepXDE (same schedule, "
-                                  f"seeds {seeds})",
-                        "spec": "<= 2x DeepXDE", "measured": ours / ref,
-                        "met": ours <= 2 * ref})
+            out.append(target(f"good heat PINN relative L2 vs DeepXDE (same schedule, "
+                              f"seeds {seeds})",
+                              "<= 2x DeepXDE",
+                              ours / ref,
+                              ours <= 2 * ref))
     cap = [r for r in rows if "spearman_vs_captum" in r]
     capt = [r for r in rows if r["method"] == "captum.ArnoldiInfluenceFunction"]
     if cap:
         rho = cap[0]["spearman_vs_captum"]
-        out.append({"target": "captum parity (Spearman of influences)", "spec": ">= 0.99",
-                    "measured": rho, "met": rho >= 0.99})
+        out.append(target("captum parity (Spearman of influences)", ">= 0.99", rho, rho >= 0.99))
         speed = capt[0]["speedup_of_ours"]
-        out.append({"target": "speed vs captum at the same Arnoldi sizes",
-                    "spec": ">= 2x", "measured": speed, "met": speed >= 2})
+        out.append(target("speed vs captum at the same Arnoldi sizes", ">= 2x", speed, speed >= 2))
     for row in summary_rows:
         n = row["n_diagnostics_same_direction"]
         k = len(row["seeds"])
-        out.append({"target": f"{row['dataset']}: diagnostics differing in the same direction "
-                              f"on all {k} seed(s) (3 required)",
-                    "spec": ">= 2 of 3 on 3 seeds", "measured": n, "met": n >= 2 and k >= 3})
+        out.append(target(f"{row['dataset']}: diagnostics differing in the same direction "
+                          f"on all {k} seed(s) (3 required)",
+                          ">= 2 of 3 on 3 seeds",
+                          n,
+                          n >= 2 and k >= 3))
     return out
 
 

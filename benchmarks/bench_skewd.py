@@ -47,6 +47,7 @@ from _common import (
     benchmark_parser,
     markdown_table,
     measure,
+    target,
     write_results,
 )
 
@@ -161,6 +162,18 @@ def _anchor_score(method, P, seed):  # pragma: no cover - optional benchmark-onl
     raise ValueError(method)
 
 
+def _anchor_pair(method, Q):
+    """An anchor's score of one pair, or the exception of a failed fit (ImportError raises)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return _anchor_score(method, Q, seed=0)
+    except ImportError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the caller records a pair without decision
+        return exc
+
+
 def _method_row(base, direction, score, weight, seconds, decision_only=False, **extra):
     score = np.asarray(score, dtype=float)
     undecided = ~np.isfinite(score) | (score == 0)
@@ -239,17 +252,12 @@ def _study_set(name, data, k, args, deadline, log, anchors=None):
                 if slow and time.perf_counter() > deadline:
                     break
                 Q = _subsample(P, args.slow_rows, i) if slow else P
-                t0 = time.perf_counter()
-                try:
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        scores.append(_anchor_score(method, Q, seed=0))
-                except ImportError:
-                    raise
-                except Exception as exc:  # a failed fit is a pair without decision
-                    log(f"{name} pair {i}: {method} failed: {type(exc).__name__}: {exc}")
-                    scores.append(np.nan)
-                seconds.append(time.perf_counter() - t0)
+                t = measure(_anchor_pair, method, Q, memory=None)
+                if isinstance(t.result, Exception):  # a failed fit is a pair without decision
+                    log(f"{name} pair {i}: {method} failed: {type(t.result).__name__}: "
+                        f"{t.result}")
+                scores.append(np.nan if isinstance(t.result, Exception) else t.result)
+                seconds.append(t.seconds)
         except ImportError as exc:
             log(f"{method} not installed ({exc}): no row")
             continue
@@ -345,17 +353,18 @@ def _calibration(args, log):
     except ImportError:
         log("causal-learn not installed: no KCI p-values")
     res = {"it": [], "it-preference": [], "ll": [], "kci": [], "family": []}
-    t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for family, X in pairs:
-            d = clone(est).fit(X)
-            res["it"].append(d.pvalues_.get("it", np.nan))
-            res["it-preference"].append(d.pvalues_.get("it-preference", np.nan))
-            res["ll"].append(d.pvalues_["ll"])
-            res["kci"] += list(d.independence_pvalues_.values())
-            res["family"].append(family)
-    seconds = (time.perf_counter() - t0) / len(pairs)
+    def fit_all():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for family, X in pairs:
+                d = clone(est).fit(X)
+                res["it"].append(d.pvalues_.get("it", np.nan))
+                res["it-preference"].append(d.pvalues_.get("it-preference", np.nan))
+                res["ll"].append(d.pvalues_["ll"])
+                res["kci"] += list(d.independence_pvalues_.values())
+                res["family"].append(family)
+
+    seconds = measure(fit_all, memory=None).seconds / len(pairs)
     rows = []
     fam = np.array(res["family"])
     families = ["linear Gaussian", "independent, same marginal",
@@ -407,40 +416,47 @@ def _study_targets(rows):
             goal = pub[name][0] / 100 - 0.06
             closes = q >= goal
             for label, v in (("uniform", u), ("quantile", q)):
-                out.append({"target": f"SIM-ln: SkewD-IT accuracy, {label} knots",
-                            "spec": f">= {goal:g}", "measured": round(float(v), 4),
-                            "met": bool(v >= goal)})
+                out.append(target(f"SIM-ln: SkewD-IT accuracy, {label} knots",
+                                  f">= {goal:g}",
+                                  round(float(v), 4),
+                                  bool(v >= goal)))
         else:
             keeps &= q >= u - 0.01
-            out.append({"target": f"{name}: quantile-knot accuracy within 0.01 of uniform",
-                        "spec": f">= {u - 0.01:.4g}", "measured": round(float(q), 4),
-                        "met": bool(q >= u - 0.01)})
+            out.append(target(f"{name}: quantile-knot accuracy within 0.01 of uniform",
+                              f">= {u - 0.01:.4g}",
+                              round(float(q), 4),
+                              bool(q >= u - 0.01)))
     if closes is not None:
         # the default may only change on full sets: 0.01 is one pair in 100
         full = all("[" not in r["dataset"] for r in rows
                    if r["method"].startswith("SkewD-IT (") and ", " not in r["dataset"])
-        out.append({"target": "quantile knots close SIM-ln and lose nowhere, on every full "
-                    "set (then default)", "spec": "all of the above, all pairs",
-                    "measured": float(bool(closes and keeps and full)),
-                    "met": bool(closes and keeps and full)})
+        out.append(target("quantile knots close SIM-ln and lose nowhere, on every full "
+                          "set (then default)",
+                          "all of the above, all pairs",
+                          float(bool(closes and keeps and full)),
+                          bool(closes and keeps and full)))
     for r in rows:
         if (r["dataset"] == "null pairs: linear Gaussian or same marginal"
                 and r["method"] == "Vuong p (ll)"):
-            out.append({"target": "null pairs (linear Gaussian, same marginals): Vuong "
-                        "p-values uniform (KS p)", "spec": ">= 0.05",
-                        "measured": round(r["ks_uniform_pvalue"], 4),
-                        "met": bool(r["ks_uniform_pvalue"] >= 0.05)})
+            out.append(target("null pairs (linear Gaussian, same marginals): Vuong "
+                              "p-values uniform (KS p)",
+                              ">= 0.05",
+                              round(r["ks_uniform_pvalue"], 4),
+                              bool(r["ks_uniform_pvalue"] >= 0.05)))
         if r["dataset"] == "null pairs: all" and r["method"].startswith(
                 "wild-bootstrap p of a preference"):
-            out.append({"target": "null pairs: wild-bootstrap p of a preference uniform "
-                        "(KS p)", "spec": ">= 0.05",
-                        "measured": round(r["ks_uniform_pvalue"], 4),
-                        "met": bool(r["ks_uniform_pvalue"] >= 0.05)})
+            out.append(target("null pairs: wild-bootstrap p of a preference uniform "
+                              "(KS p)",
+                              ">= 0.05",
+                              round(r["ks_uniform_pvalue"], 4),
+                              bool(r["ks_uniform_pvalue"] >= 0.05)))
         if r["dataset"] == "null pairs: all" and r["method"].startswith(
                 "wild-bootstrap p of the decision"):
-            out.append({"target": "null pairs: share of decision p-values < 0.05 (valid "
-                        "test)", "spec": "<= 0.1", "measured": round(r["share_p_below_0.05"], 4),
-                        "met": bool(r["share_p_below_0.05"] <= 0.1)})
+            out.append(target("null pairs: share of decision p-values < 0.05 (valid "
+                              "test)",
+                              "<= 0.1",
+                              round(r["share_p_below_0.05"], 4),
+                              bool(r["share_p_below_0.05"] <= 0.1)))
     return out
 
 
@@ -676,19 +692,24 @@ def _knots_targets(rows, names):
         if name == "SIM-ln":
             closes = q["accuracy"] >= round(goal, 9)
             for knots, r in (("uniform", u), ("quantile", q)):
-                out.append({"target": f"{u['dataset']}: SkewD-IT accuracy, {knots} knots",
-                            "spec": f">= {goal:g}", "measured": round(r["accuracy"], 4),
-                            "met": bool(r["accuracy"] >= round(goal, 9))})
+                out.append(target(f"{u['dataset']}: SkewD-IT accuracy, {knots} knots",
+                                  f">= {goal:g}",
+                                  round(r["accuracy"], 4),
+                                  bool(r["accuracy"] >= round(goal, 9))))
         else:
             ok = q["accuracy"] >= u["accuracy"] - 0.01 - 1e-12
             keeps &= ok
-            out.append({"target": f"{u['dataset']}: quantile-knot accuracy within 0.01 of "
-                        "uniform", "spec": f">= {u['accuracy'] - 0.01:.4g}",
-                        "measured": round(q["accuracy"], 4), "met": bool(ok)})
+            out.append(target(f"{u['dataset']}: quantile-knot accuracy within 0.01 of "
+                              "uniform",
+                              f">= {u['accuracy'] - 0.01:.4g}",
+                              round(q["accuracy"], 4),
+                              bool(ok)))
     switch = bool(closes and keeps and full)
-    out.append({"target": "quantile knots close SIM-ln and lose no more than 0.01 on any set, "
-                "all pairs of every set (then the default)", "spec": "all of the above",
-                "measured": float(switch), "met": switch})
+    out.append(target("quantile knots close SIM-ln and lose no more than 0.01 on any set, "
+                      "all pairs of every set (then the default)",
+                      "all of the above",
+                      float(switch),
+                      switch))
     return out
 
 
@@ -952,9 +973,8 @@ def _quality(direction, score, weight):
 def _timed(pairs, estimator, n_jobs, n_mem=2):
     """Scores and timing of a set: wall time and per-pair seconds from an untraced run (tracing
     allocations slows numpy down), peak memory from a traced run on the ``n_mem`` largest pairs."""
-    start = time.perf_counter()
-    res = score_pairs(pairs, estimator=estimator, n_jobs=n_jobs)
-    seconds = time.perf_counter() - start
+    m = measure(score_pairs, pairs, estimator=estimator, n_jobs=n_jobs, memory=None)
+    res, seconds = m.result, m.seconds
     mem = None
     if n_mem:
         largest = sorted(pairs, key=len)[-n_mem:]
@@ -965,6 +985,12 @@ def _timed(pairs, estimator, n_jobs, n_mem=2):
 
 
 def _run_set(name, data, k, n_jobs, live_anchors, quick):
+    """Rows of one set: SkewD's scores, the Gaussian (LOCI-like) control and the anchors.
+
+    Not ``run_arms`` arms: one ``score_pairs`` call gives the rows of several scores (IT, LL,
+    LL-KDE) timed once, most anchors are published per-pair scores or published numbers (no
+    run to measure), and SkewD's memory comes from a separate traced run (``_timed``).
+    """
     pairs = data.pairs[:k]
     direction, weight = data.direction[:k], data.weight[:k]
     n_samples = int(np.median([len(P) for P in pairs]))
@@ -1026,8 +1052,7 @@ def _targets(rows):
             return
         threshold = round(threshold, 9)  # 0.88 - 0.06 must not read 0.8200000000000001
         met = value >= threshold if op == ">=" else value <= threshold
-        out.append({"target": name, "spec": f"{op} {threshold:g}",
-                    "measured": round(float(value), 4), "met": bool(met)})
+        out.append(target(name, f"{op} {threshold:g}", round(float(value), 4), bool(met)))
 
     synth = ["SIM", "SIM-c", "SIM-ln", "AN", "LS", "MN-U"]
     accs = []
@@ -1053,10 +1078,10 @@ def _targets(rows):
             ls_skew.append(get(name, "SkewD-LL"))
             ls_gauss.append(get(name, "Gaussian-LL (LOCI-like)"))
     if len(ls_skew) == 5:
-        out.append({"target": "LSs sets: mean SkewD-LL accuracy > mean Gaussian-LL accuracy",
-                    "spec": f"> {np.mean(ls_gauss):.4g} (Gaussian-LL)",
-                    "measured": round(float(np.mean(ls_skew)), 4),
-                    "met": bool(np.mean(ls_skew) > np.mean(ls_gauss))})
+        out.append(target("LSs sets: mean SkewD-LL accuracy > mean Gaussian-LL accuracy",
+                          f"> {np.mean(ls_gauss):.4g} (Gaussian-LL)",
+                          round(float(np.mean(ls_skew)), 4),
+                          bool(np.mean(ls_skew) > np.mean(ls_gauss))))
     for r in rows:
         if r["method"] == "SkewD-IT default, 1 core":
             add("median s per 1000-sample pair, default, one core <= 1",

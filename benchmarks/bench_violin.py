@@ -54,6 +54,7 @@ from _common import (
     benchmark_parser,
     markdown_table,
     measure,
+    target,
     write_results,
 )
 
@@ -114,6 +115,12 @@ _WARM = []
 
 
 def _fit_one(job, steps, canvas, pattern_size, canvas_patch, small, lr, pattern_patch):
+    """One (arm, seed, fraction, method, shuffled) fit, measured by ``measure`` (RSS).
+
+    Not a ``run_arms`` arm: the fits go to parallel workers seed-major, are logged and resumed
+    one by one (``--resume``), and ``summarise`` pools the seeds of a setting into one row
+    with the paired deltas to the ViT.
+    """
     arm, seed, fraction, method, shuffle = job
     torch.set_num_threads(1)
     with threadpool_limits(1):
@@ -221,15 +228,15 @@ def _at_chance(rows, arm, fraction, shuffled=False, margin=0.05):
     return bool(accs) and max(accs) < _chance(arm) + margin, accs
 
 
-def _flag_chance(target, rows, arm, fraction, shuffled=False):
+def _flag_chance(tg, rows, arm, fraction, shuffled=False):
     """Mark a target decided at chance level: ``at_chance`` and a remark after the number."""
     low, accs = _at_chance(rows, arm, fraction, shuffled)
-    target["at_chance"] = low
+    tg["at_chance"] = low
     if low:
-        target["measured"] += (f" (AT CHANCE: ViT / VIOLIN accuracy "
+        tg["measured"] += (f" (AT CHANCE: ViT / VIOLIN accuracy "
                                f"{' / '.join(f'{a:.3f}' for a in accs)}, chance "
                                f"{_chance(arm):.2f}; noise, not a test of the prior)")
-    return target
+    return tg
 
 
 def targets(rows, fits, arms):
@@ -258,38 +265,40 @@ def targets(rows, fits, arms):
             n = v["seeds_paired"]
             need = math.ceil(0.8 * n)
             d = v["delta_vs_vit_points"]
-            out.append({"target": f"{arm} {round(fraction * 100)}%: VIOLIN - ViT >= +1.0 point, "
-                                  f"ahead on >= {need}/{n} seeds"
-                                  + (" (either initialisation)" if len(inits) > 1 else ""),
-                        "spec": ">= +1.0, ahead on >= 4/5 seeds",
-                        "measured": "; ".join(parts),
-                        "met": met_by is not None})
+            out.append(target(f"{arm} {round(fraction * 100)}%: VIOLIN - ViT >= +1.0 point, "
+                              f"ahead on >= {need}/{n} seeds"
+                              + (" (either initialisation)" if len(inits) > 1 else ""),
+                              ">= +1.0, ahead on >= 4/5 seeds",
+                              "; ".join(parts),
+                              met_by is not None))
             _flag_chance(out[-1], rows, arm, fraction)
             s = _find(rows, arm, fraction, "scale-only")
             if s is not None and "delta_vs_vit_points" in s:
                 gain = d
                 vs_scale = d - s["delta_vs_vit_points"]
                 which = " (scale_init=ones)" if v["variant"] != "VIOLIN" else ""
-                out.append({"target": f"{arm} {round(fraction * 100)}%: VIOLIN{which} - "
-                                      f"scale-only >= half of VIOLIN{which} - ViT",
-                            "spec": ">= 0.5 x (VIOLIN - ViT)",
-                            "measured": f"{vs_scale:+.2f} vs 0.5 x {gain:+.2f} points",
-                            "met": bool(vs_scale >= 0.5 * gain)})
+                out.append(target(f"{arm} {round(fraction * 100)}%: VIOLIN{which} - "
+                                  f"scale-only >= half of VIOLIN{which} - ViT",
+                                  ">= 0.5 x (VIOLIN - ViT)",
+                                  f"{vs_scale:+.2f} vs 0.5 x {gain:+.2f} points",
+                                  bool(vs_scale >= 0.5 * gain)))
                 _flag_chance(out[-1], rows, arm, fraction)
         v = _find(rows, arm, 1.0, "VIOLIN")
         if v is not None and "delta_vs_vit_points" in v:
             d = v["delta_vs_vit_points"]
-            out.append({"target": f"{arm} 100%: VIOLIN - ViT >= -0.5 point",
-                        "spec": ">= -0.5", "measured": f"{d:+.2f} points",
-                        "met": bool(d >= -0.5)})
+            out.append(target(f"{arm} 100%: VIOLIN - ViT >= -0.5 point",
+                              ">= -0.5",
+                              f"{d:+.2f} points",
+                              bool(d >= -0.5)))
             _flag_chance(out[-1], rows, arm, 1.0)
         v = _find(rows, arm, 0.1, "VIOLIN", shuffled=True)
         if v is not None and "delta_vs_vit_points" in v:
             d = v["delta_vs_vit_points"]
-            out.append({"target": f"{arm} 10% shuffled: the gain vanishes (|delta| <= 1) or "
-                                  "reverses",
-                        "spec": "|delta| <= 1 or delta < 0", "measured": f"{d:+.2f} points",
-                        "met": bool(abs(d) <= 1.0 or d < 0)})
+            out.append(target(f"{arm} 10% shuffled: the gain vanishes (|delta| <= 1) or "
+                              "reverses",
+                              "|delta| <= 1 or delta < 0",
+                              f"{d:+.2f} points",
+                              bool(abs(d) <= 1.0 or d < 0)))
             _flag_chance(out[-1], rows, arm, 0.1, shuffled=True)
     # fit time at N = 64 tokens, paired fits of the same run
     ratios = []
@@ -301,9 +310,11 @@ def targets(rows, fits, arms):
     ratios = [p["VIOLIN"] / p["ViT"] for p in by.values() if len(p) == 2]
     if ratios:
         r = float(np.median(ratios))
-        out.append({"target": "VIOLIN fit time / ViT fit time at N = 64 tokens (median of "
-                              f"{len(ratios)} paired fits)",
-                    "spec": "<= 1.5", "measured": r, "met": bool(r <= 1.5)})
+        out.append(target("VIOLIN fit time / ViT fit time at N = 64 tokens (median of "
+                          f"{len(ratios)} paired fits)",
+                          "<= 1.5",
+                          r,
+                          bool(r <= 1.5)))
     return out
 
 

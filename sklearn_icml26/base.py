@@ -90,8 +90,6 @@ import functools
 import importlib
 import inspect
 import math
-import os
-import sys
 import threading
 import time
 import types
@@ -99,8 +97,6 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-import sklearn
-import skorch
 import torch
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -108,6 +104,7 @@ from skorch import NeuralNet
 from skorch.callbacks import Callback
 
 from ._compat import Interval, Options, StrOptions, _check_sample_weight
+from .utils._stacklevel import _external_stacklevel  # the user's line (torch-free)
 
 __all__ = [
     "DivergenceGuard",
@@ -143,19 +140,6 @@ _HUNDREDFOLD_MESSAGE = (
     "{name}: the training loss rose a hundredfold or more over the fit (first step "
     "{first:.3g}, last {unit} {last:.3g}); the model has probably diverged. Lower lr.")
 _DIVERGENCE_PATTERN = r"the training loss (became non-finite in|rose a hundredfold or more)"
-
-# warnings point at the first frame outside these folders: the user's line, not ours
-_INTERNAL_DIRS = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
-                       for m in (sklearn, skorch, sys.modules[__name__.rpartition(".")[0]]))
-
-
-def _external_stacklevel():
-    """``stacklevel`` for a ``warnings.warn`` in the caller: the first frame outside the
-    package, scikit-learn and skorch (so the warning names the user's line)."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(_INTERNAL_DIRS):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 class FitContext(types.SimpleNamespace):

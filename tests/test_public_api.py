@@ -59,6 +59,7 @@ PUBLIC_API = {
         "load_multilingual_safety",
         "load_paul15",
         "load_respiratory",
+        "load_seasonal_panel",
         "make_bar_images",
         "make_branching_trajectory",
         "make_digits_on_canvas",

@@ -28,6 +28,7 @@ from .._compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._parallel import Parallel, delayed, record_warnings
 from ..utils._progress import progress_bar
 from ..utils._scaling import _pow2_scale, _robust_mean_std, _standardize
+from ..utils._stacklevel import _external_stacklevel
 from ._skewnormal import SkewNormalLSNMRegressor, _check_numeric
 
 __all__ = ["SkewDCausalDiscoverer", "score_pairs"]
@@ -319,7 +320,8 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
     ci_alpha : float, default=0.05
         Significance level of the PC tests.
     root_density : {"kde", "gaussian"}, default="kde"
-        Log-density of a variable without parents: Gaussian KDE or standard normal.
+        Log-density of a variable without parents: Gaussian KDE or standard normal (in the
+        graph scores, and for pairs too in :meth:`score`).
     restrict_to_mec : bool, default=True
         Only consider orientations without new v-structures (the Markov equivalence class).
     max_undirected_edges : int, default=10
@@ -392,6 +394,10 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         More than two variables: number of evaluated candidate DAGs.
     search_ : str
         More than two variables: ``"exhaustive"`` or ``"greedy"``.
+    root_samples_ : dict of int to ndarray
+        Standardised training values of each root of the selected graph (every variable when
+        no direction was decided), the sample of the KDE root density of :meth:`score`;
+        empty with ``root_density="gaussian"``.
     mean_ : ndarray of shape (n_features_in_,)
         Means removed by standardisation (zeros without it).
     scale_ : ndarray of shape (n_features_in_,)
@@ -410,7 +416,9 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
     -----
     :meth:`transform` returns the standardised exogenous noise of each variable under the
     selected graph (a root's standardised value, a child's standardised residual), useful to
-    check the fitted model.
+    check the fitted model. :meth:`score` is the mean held-out log-density of the fitted
+    model, so ``GridSearchCV`` and ``cross_val_score`` work without a ``scoring``; it
+    measures fit, not the accuracy of the direction.
 
     Variables with many ties get a warning; with the default regressor a cause with fewer
     distinct values than its location spline has coefficients is fitted piecewise linear
@@ -573,14 +581,18 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
                     "isolated nodes")
             warnings.warn(
                 f"X has constant variable(s) {np.flatnonzero(constant).tolist()}: {what}.",
-                UserWarning, stacklevel=3)
+                UserWarning, stacklevel=_external_stacklevel())
         self._warn_ties(X, constant, self._base_estimator(d, seed))
         if d == 2:
             if cpdag is not None:
-                warnings.warn("cpdag is ignored for two variables.", UserWarning, stacklevel=2)
+                warnings.warn("cpdag is ignored for two variables.", UserWarning,
+                              stacklevel=_external_stacklevel())
             self._fit_pair(Xs, constant, seed)
         else:
             self._fit_graph(Xs, constant, seed, cpdag)
+        roots = np.flatnonzero(self.adjacency_matrix_.sum(axis=1) == 0)
+        self.root_samples_ = ({int(j): Xs[:, j].copy() for j in roots}
+                              if self.root_density == "kde" else {})
         return self
 
     @staticmethod
@@ -601,7 +613,7 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
                 warnings.warn(
                     f"Variable {j} has only {n_unique} distinct values among {n} samples (many "
                     f"ties, discrete?): {how}, and its scores are less reliable.",
-                    UserWarning, stacklevel=4)
+                    UserWarning, stacklevel=_external_stacklevel())
 
     def _fit_pair(self, Xs, constant, seed):
         base = self._base_estimator(2, seed)
@@ -627,7 +639,8 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         )
         for context, records in (("model 0 -> 1", rec_f), ("model 1 -> 0", rec_b)):
             for category, message in self._kept(records):
-                warnings.warn(f"SkewD ({context}): {message}", category, stacklevel=4)
+                warnings.warn(f"SkewD ({context}): {message}", category,
+                              stacklevel=_external_stacklevel())
         self.estimators_ = {"forward": fwd, "backward": bwd}
         self.loglik_forward_ = float(fwd.log_likelihood(Xs[:, [0]], x1))
         self.loglik_backward_ = float(bwd.log_likelihood(Xs[:, [1]], x0))
@@ -658,7 +671,7 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
                 f"SkewD: the {self.criterion!r} score is not finite ({self.score_}); no "
                 "direction is decided (direction_=0, empty adjacency_matrix_). The data are "
                 "probably too badly scaled: use standardize=True or rescale X.",
-                UserWarning, stacklevel=3)
+                UserWarning, stacklevel=_external_stacklevel())
             self.direction_ = 0
             self.adjacency_matrix_ = np.zeros((2, 2), dtype=int)
             self.causal_order_ = np.array([0, 1])
@@ -667,7 +680,7 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
             warnings.warn(
                 f"SkewD: the {self.criterion!r} score is exactly 0 (both directions fit "
                 "equally well); no direction is decided (direction_=0, empty "
-                "adjacency_matrix_).", UserWarning, stacklevel=4)
+                "adjacency_matrix_).", UserWarning, stacklevel=_external_stacklevel())
             self.direction_ = 0
             self.adjacency_matrix_ = np.zeros((2, 2), dtype=int)
             self.causal_order_ = np.array([0, 1])
@@ -750,7 +763,7 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
             given = f"given {list(parents)}" if parents else "as a root"
             warnings.warn(
                 f"SkewD: {len(keys)} of {n_fits} node fits raised {category.__name__}; the "
-                f"first (node {j} {given}): {message}", category, stacklevel=5)
+                f"first (node {j} {given}): {message}", category, stacklevel=_external_stacklevel())
 
     # --- more than two variables ---------------------------------------------------------
     def _check_cpdag(self, cpdag, d):
@@ -870,7 +883,7 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
             warnings.warn(
                 f"SkewD: {int((~finite).sum())} of {len(cands)} candidate graphs got a "
                 "non-finite total log-likelihood; they are ranked last.", UserWarning,
-                stacklevel=3)
+                stacklevel=_external_stacklevel())
             scores = np.where(finite, scores, -np.inf)
         best = int(np.argmax(scores))
         B = cands[best]
@@ -909,12 +922,78 @@ class SkewDCausalDiscoverer(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
             parents = np.flatnonzero(B[j])
             if parents.size == 0:
                 continue
-            if self.n_features_in_ == 2:
-                est = self.estimators_["forward" if j == 1 else "backward"]
-            else:
-                est = self.estimators_[j]
-            out[:, j] = est.residuals(Xs[:, parents], Xs[:, j])
+            out[:, j] = self._node_estimator(j).residuals(Xs[:, parents], Xs[:, j])
         return out
+
+    def _node_estimator(self, j):
+        if self.n_features_in_ == 2:
+            return self.estimators_["forward" if j == 1 else "backward"]
+        return self.estimators_[j]
+
+    def score_samples(self, X):
+        """Log-density of each row of ``X`` under the fitted causal model.
+
+        The model is the selected graph (``adjacency_matrix_``): a variable with parents
+        contributes its regressor's conditional log-density ``log p(x_j | pa_j)``, a root
+        (every variable when no direction was decided) its ``root_density``: the standard
+        normal, or a Gaussian KDE of its training values (``root_samples_``) whose bandwidth
+        ``kde_bandwidth`` chooses on them. Computed on the standardised scale and moved to the
+        units of ``X`` (``- Σ_j log scale_j``), so the values are log-densities of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_variables)
+            Observations of the same variables as in ``fit``.
+
+        Returns
+        -------
+        log_density : ndarray of shape (n_samples,)
+            Natural-log density of each row.
+        """
+        check_is_fitted(self)
+        _check_numeric(X, "X")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        Xs = _standardize(X, self.mean_, self.scale_)
+        out = np.full(X.shape[0], -float(np.sum(np.log(self.scale_))))
+        B = self.adjacency_matrix_
+        for j in range(self.n_features_in_):
+            parents = np.flatnonzero(B[j])
+            if parents.size:
+                out += self._node_estimator(j).log_likelihood_samples(Xs[:, parents],
+                                                                      Xs[:, j])
+            elif self.root_density == "gaussian":
+                out += -0.5 * Xs[:, j] ** 2 - _HALF_LOG_2PI
+            else:
+                train = self.root_samples_[j]
+                h = _kde_bandwidth(train, self.kde_bandwidth, 0)
+                kde = KernelDensity(bandwidth=h).fit(train[:, None])
+                out += kde.score_samples(Xs[:, [j]])
+        return out
+
+    def score(self, X, y=None):
+        """Mean log-density per row of ``X`` under the fitted causal model (higher is better).
+
+        The held-out likelihood of the selected graph and its fitted models
+        (:meth:`score_samples`), as for scikit-learn's density estimators: ``GridSearchCV``
+        and ``cross_val_score`` use it when no ``scoring`` is given, to compare settings such
+        as the regressor's knots or penalties on held-out rows. It is not the accuracy of
+        the direction: with pairs of known direction score a benchmark with
+        :func:`score_pairs` and :func:`~sklearn_icml26.metrics.weighted_accuracy` or
+        :func:`~sklearn_icml26.metrics.audrc`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_variables)
+            Observations of the same variables as in ``fit``.
+        y : None
+            Ignored; present for API consistency.
+
+        Returns
+        -------
+        score : float
+            Mean of :meth:`score_samples` over the rows.
+        """
+        return float(np.mean(self.score_samples(X)))
 
 
 # the regressors' warnings that repeat what the discoverer says about its variables (constant

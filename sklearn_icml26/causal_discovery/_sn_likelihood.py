@@ -307,7 +307,10 @@ def _newton_polish(problem, theta, *, ftol, gtol=1e-6, max_steps=100):
         damping = damping / 10.0 if t == 1.0 else damping
         decrease = P - P_new
         theta, P, g = cand, P_new, g_new
-        if decrease <= ftol * (1.0 + abs(P)) and t == 1.0:
+        # stalled: a negligible decrease (full or backtracked step: near the optimum rounding
+        # makes the full step fail, and requiring t == 1 ran the polish to max_steps) with a
+        # small projected gradient is convergence
+        if decrease <= ftol * (1.0 + abs(P)):
             at_lo = (theta <= lo) & (g > 0)
             at_hi = (theta >= hi) & (g < 0)
             free = ~(at_lo | at_hi)
@@ -317,7 +320,18 @@ def _newton_polish(problem, theta, *, ftol, gtol=1e-6, max_steps=100):
 
 
 def _optimise(problem, theta, *, solver, max_iter, tol, ftol, maxiter_lbfgs, monitor=None):
-    """ECM(E) steps then (optionally) L-BFGS-B polish; returns (θ, P, n_iter, info)."""
+    """ECM(E) steps then (optionally) L-BFGS-B polish; returns (θ, P, n_iter, info).
+
+    Trial points of the line searches may overflow (a full Newton step far out): their
+    non-finite objective is rejected by the search, so numpy's overflow warnings are not
+    the user's business (a non-finite final fit is an error in ``fit``).
+    """
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return _optimise_raw(problem, theta, solver=solver, max_iter=max_iter, tol=tol,
+                             ftol=ftol, maxiter_lbfgs=maxiter_lbfgs, monitor=monitor)
+
+
+def _optimise_raw(problem, theta, *, solver, max_iter, tol, ftol, maxiter_lbfgs, monitor):
     P = problem.value(theta)
     n_iter = 0
     ecm_converged = False

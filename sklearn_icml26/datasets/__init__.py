@@ -19,6 +19,7 @@ from ._ese import (
     load_ese_covid_victoria,
     load_ese_exchange_rates,
     load_ese_synthetic,
+    load_seasonal_panel,
     make_interacting_systems,
 )
 from ._holder import make_holder_regression
@@ -56,6 +57,7 @@ __all__ = [
     "load_multilingual_safety",
     "load_paul15",
     "load_respiratory",
+    "load_seasonal_panel",
     "make_bar_images",
     "make_branching_trajectory",
     "make_digits_on_canvas",

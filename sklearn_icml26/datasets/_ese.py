@@ -17,6 +17,7 @@ __all__ = [
     "load_ese_covid_victoria",
     "load_ese_exchange_rates",
     "load_ese_synthetic",
+    "load_seasonal_panel",
     "make_interacting_systems",
 ]
 
@@ -480,3 +481,87 @@ def make_interacting_systems(n_systems=10, n_timesteps=1000, n_attributes=2,
 
     Y = n * level * np.exp(x)[:, None] * softmax(z)
     return Y, A, (softmax(eta_t) if moving else softmax(eta))
+
+
+# --------------------------------------------------------------------------------------------
+# seasonal panels (fpp3 through Rdatasets), for ESERegressor(seasonal_period=...)
+# --------------------------------------------------------------------------------------------
+_SEASONAL_FOLDER = "seasonal_panels"
+_SEASONAL_FILES = {"us_employment": "us_employment.csv.gz",
+                   "aus_accommodation": "aus_accommodation.csv"}
+_RDATASETS = "https://vincentarelbundock.github.io/Rdatasets/csv/fpp3/{}.csv"
+
+
+def load_seasonal_panel(name, data_home=None, *, variable="Takings"):
+    """Load a seasonal panel of "Forecasting: Principles and Practice" (fpp3) as a wide frame.
+
+    Reads ``<data_home>/seasonal_panels/<file>`` (the CSV exports of the Rdatasets collection;
+    ``us_employment`` gzip-compressed) and checks its pinned SHA-256 (registry
+    ``registry/seasonal_panels.txt``). Nothing is downloaded: a CSV fetched from Rdatasets is
+    a different byte stream whose hash is not pinned; copy the files into the data home.
+
+    Parameters
+    ----------
+    name : {"us_employment", "aus_accommodation"}
+        ``"us_employment"``: US employment by industry (thousands, BLS CES, not seasonally
+        adjusted), monthly, the 145 series complete from January 1990 to September 2019
+        (357 months). ``"aus_accommodation"``: Australian accommodation by state (8 states
+        and territories), quarterly, 1998 Q1 to 2016 Q2 (74 quarters).
+    data_home : str or path-like, default=None
+        See :func:`get_data_home`.
+    variable : {"Takings", "Occupancy", "CPI"}, default="Takings"
+        Column of ``aus_accommodation`` (million AUD, percent, index); ignored otherwise.
+
+    Returns
+    -------
+    data : Bunch
+        ``data`` (DataFrame, time x series, DatetimeIndex of period starts, columns the
+        ``Series_ID`` or the state), ``titles`` (dict Series_ID -> industry, US only),
+        ``period`` (12 or 4: the seasonal period), ``DESCR``.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` or ``variable`` is unknown, or a file's hash differs from the pinned one.
+    OSError
+        If the file is not in the data home.
+    """
+    import hashlib
+
+    import pandas as pd
+
+    if name not in _SEASONAL_FILES:
+        raise ValueError(f"name must be one of {sorted(_SEASONAL_FILES)}; got {name!r}.")
+    file = _SEASONAL_FILES[name]
+    folder = fetch_files(_SEASONAL_FOLDER, [RemoteFile(file, None, None)],
+                         data_home=data_home, download_if_missing=False)
+    path = folder / file
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    pinned = read_registry("seasonal_panels.txt")[file]
+    if digest != pinned:
+        raise ValueError(f"{path} has SHA-256 {digest}, not the pinned {pinned}: not the file "
+                         f"this loader was written for (see registry/seasonal_panels.txt).")
+    frame = pd.read_csv(path)
+    source = (f"Source: Hyndman & Athanasopoulos, Forecasting: Principles and Practice, 3rd "
+              f"ed., R package fpp3 (GPL-3), exported by Rdatasets "
+              f"({_RDATASETS.format(name)}).")
+    if name == "us_employment":
+        frame["Month"] = pd.to_datetime(frame["Month"], format="%Y %b")
+        wide = frame.pivot(index="Month", columns="Series_ID", values="Employed")
+        wide = wide[wide.index >= "1990-01-01"].dropna(axis=1)
+        titles = dict(frame.drop_duplicates("Series_ID").set_index("Series_ID")["Title"])
+        titles = {k: titles[k] for k in wide.columns}
+        descr = (f"US employment by industry (thousands, not seasonally adjusted; US BLS "
+                 f"Current Employment Statistics, public domain), monthly 1990-01..2019-09: "
+                 f"{wide.shape[1]} series complete over that span (of 148). {source}")
+        return Bunch(data=wide, titles=titles, period=12, DESCR=descr)
+    if variable not in ("Takings", "Occupancy", "CPI"):
+        raise ValueError(f"variable must be 'Takings', 'Occupancy' or 'CPI'; got {variable!r}.")
+    year, quarter = frame["Date"].str.split(" Q", expand=True).T.to_numpy()
+    frame["Date"] = pd.PeriodIndex.from_fields(year=year.astype(int),
+                                               quarter=quarter.astype(int),
+                                               freq="Q").to_timestamp()
+    wide = frame.pivot(index="Date", columns="State", values=variable)
+    descr = (f"Australian accommodation {variable} by state (8 states and territories; "
+             f"Australian Bureau of Statistics, CC BY), quarterly 1998 Q1..2016 Q2. {source}")
+    return Bunch(data=wide, titles=None, period=4, DESCR=descr)

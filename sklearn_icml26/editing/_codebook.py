@@ -27,6 +27,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import HasMethods, Interval, StrOptions, _fit_context
+from ..utils._scaling import _pow2_scale, _robust_mean_std
 from ._index import _KeyIndex
 
 __all__ = ["HubnessBalancedCodebook"]
@@ -65,6 +66,43 @@ def _generator(random_state):
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
     return np.random.default_rng(random_state)
+
+
+def _euclidean(Q, K):
+    """Euclidean distances of the rows of ``Q`` to the rows of ``K``, at any scale.
+
+    Distances do not depend on the origin: measured from the keys' centre, the expansion
+    ``|q|^2 + |k|^2 - 2 q.k`` does not cancel for keys far from the origin (offset 1e8); on
+    values pre-scaled by a power of two (:mod:`sklearn_icml26.utils._scaling`) its squares
+    neither overflow (1e160) nor underflow (1e-170), and nothing changes at ordinary scales.
+    """
+    centre = K.mean(axis=0)
+    K, Q = K - centre, Q - centre
+    c = _pair_scale(K, Q)
+    K, Q = K / c, Q / c
+    sq = (np.einsum("ij,ij->i", Q, Q)[:, None] + np.einsum("ij,ij->i", K, K)[None, :]
+          - 2 * Q @ K.T)
+    return np.sqrt(np.maximum(sq, 0.0)) * c
+
+
+def _pair_scale(*arrays):
+    """One power of two at the order of the largest entry of ``arrays`` (1 if all are 0)."""
+    top = max(float(np.max(np.abs(a), initial=0.0)) for a in arrays)
+    return float(_pow2_scale(np.array([top])))
+
+
+def _local_scaling(D, s_a, s_b):
+    """``1 - exp(-D^2 / (s_a s_b))`` (floored denominator), squares taken on pre-scaled
+    values so that distances near 1e160 do not give inf / inf."""
+    c = _pair_scale(D, s_a, s_b)
+    Dc = D / c
+    return -np.expm1(-(Dc * Dc) / np.maximum((s_a / c) * (s_b / c), _TINY))
+
+
+def _geometric_mean(a, b):
+    """``max(sqrt(a b), tiny)`` without overflow or underflow of the product."""
+    c = _pair_scale(a, b)
+    return np.maximum(np.sqrt((a / c) * (b / c)) * c, _TINY)
 
 
 def _check_lengths(name, arr, n):
@@ -108,10 +146,16 @@ class HubnessBalancedCodebook(BaseEstimator):
     inserted in order; a new key is absorbed by the first existing key ``j`` whose ball it
     overlaps (``d < r + r_j``, ``d`` the Euclidean distance of the stored vectors) if
     ``d < merge_dist_frac * r`` and ``d < merge_dist_frac * r_j``, or if both
-    intersection-over-area ratios of the two discs exceed ``merge_ioa``; exact duplicates
-    (``d <= 1e-12``) are always absorbed. Absorption grows ``r_j`` to ``max(r_j, d + r)``,
-    appends the new value to ``v_j`` unless it is already a substring, and adds the edit id to
-    the key's edit set; the key vector does not move.
+    intersection-over-area ratios of the two discs exceed ``merge_ioa``; duplicates
+    (``d <= 1e-12 max(|k|, |k_j|)``, relative to the larger key norm) are always absorbed.
+    Absorption grows ``r_j`` to ``max(r_j, d + r)``, appends the new value to ``v_j`` unless
+    it is already a substring, and adds the edit id to the key's edit set; the key vector does
+    not move.
+
+    **Scale.** Distances, norms and running sums are computed on values pre-scaled by powers
+    of two (exact), and query distances from the keys' centre: keys near 1e160, 1e-170 or
+    offset far from the origin retrieve as they do near the origin at scale 1. ``eps`` and
+    ``radius`` are in the units of ``D``.
 
     **Locality gate.** Each inserted row draws a priority ``u ~ U(0, 1)``; the ``reject_sample``
     keys of smallest priority form a uniform sample that does not depend on how the rows were
@@ -182,7 +226,8 @@ class HubnessBalancedCodebook(BaseEstimator):
         centroid (mean of the edit's keys) is nearest, in ``D / (mean sigma + eps)``, are
         searched. 0 searches all keys.
     eps : float, default=1e-6
-        Added to ``sigma`` before dividing.
+        Added to ``sigma`` before dividing, in the units of ``D``: lower it for keys whose
+        distances are far below 1e-6, or the correction fades to ``D / eps``.
     random_state : int, RandomState instance or None, default=None
         Seeds the gate's priorities and the word dropout.
 
@@ -374,6 +419,9 @@ class HubnessBalancedCodebook(BaseEstimator):
     def _normalise(self, Z, warn_name=None, stacklevel=6):
         if self.metric != "cosine":
             return Z
+        # rows pre-scaled by powers of two: norms near 1e160 or 1e-170 neither overflow nor
+        # underflow, and nothing changes at ordinary scales (the division is exact)
+        Z = Z / _pow2_scale(Z, axis=1)[:, None]
         norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
         zero = norms == 0
         if zero.any() and warn_name is not None:
@@ -596,9 +644,12 @@ class HubnessBalancedCodebook(BaseEstimator):
         kk = min(self.scaling_k, n - 1)
         stats["s_local"] = kn[:, kk - 1].copy()
         stats["mu_local"] = kn[:, :kk].mean(axis=1)
-        mu = self.index_.sum_d[:n] / (n - 1)
-        stats["mu_all"] = mu
-        stats["sd_all"] = np.sqrt(np.maximum(self.index_.sum_d2[:n] / (n - 1) - mu * mu, 0.0))
+        # the running sums are in units of the index's power-of-two scale c (no overflow)
+        c = self.index_.c
+        mu_c = self.index_.sum_d[:n] / (n - 1)
+        stats["mu_all"] = mu_c * c
+        stats["sd_all"] = np.sqrt(np.maximum(self.index_.sum_d2[:n] / (n - 1) - mu_c * mu_c,
+                                             0.0)) * c
         return stats
 
     def _scale(self, D, cols=None, q_stats=None):
@@ -612,12 +663,9 @@ class HubnessBalancedCodebook(BaseEstimator):
         if q_stats is None:
             q_stats = self._query_stats(D)
         if self.scaling == "local_scaling":
-            den = np.maximum(q_stats[0][:, None] * st["s_local"][sel][None, :], _TINY)
-            return -np.expm1(-(D * D) / den)
+            return _local_scaling(D, q_stats[0][:, None], st["s_local"][sel][None, :])
         if self.scaling == "nicdm":
-            den = np.maximum(np.sqrt(q_stats[0][:, None] * st["mu_local"][sel][None, :]),
-                             _TINY)
-            return D / den
+            return D / _geometric_mean(q_stats[0][:, None], st["mu_local"][sel][None, :])
         mq, sq = q_stats
         mk, sk = st["mu_all"][sel], st["sd_all"][sel]
         sf_q = ndtr((mq[:, None] - D) / np.maximum(sq, _TINY)[:, None])
@@ -631,7 +679,8 @@ class HubnessBalancedCodebook(BaseEstimator):
             part = np.partition(D, kq - 1, axis=1)[:, :kq]
             return (part.max(axis=1),) if self.scaling == "local_scaling" else \
                 (part.mean(axis=1),)
-        return D.mean(axis=1), D.std(axis=1)
+        mean, std, _ = _robust_mean_std(D.T, axis=0)  # no overflow of the squares
+        return mean, std
 
     def _threshold(self):
         if self.reject_percentile == 0:
@@ -678,10 +727,9 @@ class HubnessBalancedCodebook(BaseEstimator):
         if self.scaling == "reasonedit":
             return D / (st["sigma"] + self.eps)[b]
         if self.scaling == "local_scaling":
-            den = np.maximum(st["s_local"][a] * st["s_local"][b], _TINY)
-            return -np.expm1(-(D * D) / den)
+            return _local_scaling(D, st["s_local"][a], st["s_local"][b])
         if self.scaling == "nicdm":
-            return D / np.maximum(np.sqrt(st["mu_local"][a] * st["mu_local"][b]), _TINY)
+            return D / _geometric_mean(st["mu_local"][a], st["mu_local"][b])
         sf_a = ndtr((st["mu_all"][a] - D) / np.maximum(st["sd_all"][a], _TINY))
         sf_b = ndtr((st["mu_all"][b] - D) / np.maximum(st["sd_all"][b], _TINY))
         return 1.0 - sf_a * sf_b
@@ -691,13 +739,7 @@ class HubnessBalancedCodebook(BaseEstimator):
         K = self.keys_
         if self.metric == "cosine":
             return np.maximum(1.0 - Q @ K.T, 0.0)
-        # Euclidean distances do not depend on the origin: measured from the keys' centre, the
-        # expansion |q|^2 + |k|^2 - 2 q.k does not cancel for keys far from the origin
-        centre = K.mean(axis=0)
-        K, Q = K - centre, Q - centre
-        sq = (np.einsum("ij,ij->i", Q, Q)[:, None] + np.einsum("ij,ij->i", K, K)[None, :]
-              - 2 * Q @ K.T)
-        return np.sqrt(np.maximum(sq, 0.0))
+        return _euclidean(Q, K)
 
     def _delta(self, Q):
         return self._scale(self._distances(Q))
@@ -716,7 +758,7 @@ class HubnessBalancedCodebook(BaseEstimator):
             C = self._normalise(C)
             Dc = np.maximum(1.0 - Q @ C.T, 0.0)
         else:
-            Dc = np.sqrt(np.maximum(((Q[:, None, :] - C[None]) ** 2).sum(-1), 0))
+            Dc = _euclidean(Q, C)
         score = Dc / (sig + self.eps)[None, :]
         top = np.argsort(score, axis=1, kind="stable")[:, : self.cap_edits]
         keep_edit = np.zeros_like(score, dtype=bool)

@@ -11,7 +11,11 @@ import math
 
 import numpy as np
 
-_DUPLICATE_TOL = 1e-12  # keys this close (Euclidean) merge even at radius 0
+from ..utils._scaling import _pow2_scale
+
+# keys closer than this fraction of the larger key norm (Euclidean) merge even at radius 0:
+# relative, so that keys at 1e-13 stay apart while floating-point copies of a key at 1e8 merge
+_DUPLICATE_RTOL = 1e-12
 
 
 # -- geometry of the merging rule ---------------------------------------------------------------
@@ -45,19 +49,23 @@ def _ioa(d, r_a, r_b):
         return np.where(r_a > 0, area / (np.pi * r_a**2), 0.0)
 
 
-def _merge_target(eu, r, radii, ioa, dist_frac):
+def _merge_target(eu, r, radii, ioa, dist_frac, duplicate=None):
     """Index of the first key that absorbs a new key at Euclidean distances ``eu``, or -1.
 
-    Candidates are the keys whose ball overlaps the new one (``eu < r + r_j``) or exact
-    duplicates; the first (lowest index) candidate that is very close relative to both radii
-    (``eu < dist_frac * r`` and ``eu < dist_frac * r_j``) or whose two intersection-over-area
-    ratios both exceed ``ioa`` absorbs the new key.
+    Candidates are the keys whose ball overlaps the new one (``eu < r + r_j``) or duplicates
+    (the boolean mask ``duplicate``, default ``eu == 0``); the first (lowest index) candidate
+    that is very close relative to both radii (``eu < dist_frac * r`` and
+    ``eu < dist_frac * r_j``) or whose two intersection-over-area ratios both exceed ``ioa``
+    absorbs the new key. The rule is scale-free: it is evaluated on power-of-two pre-scaled
+    distances and radii (exact), so that the disc areas neither overflow nor underflow.
     """
-    duplicate = eu <= _DUPLICATE_TOL
+    if duplicate is None:
+        duplicate = eu == 0
     cand = np.flatnonzero((eu < r + radii) | duplicate)
     if cand.size == 0:
         return -1
-    d, rj = eu[cand], radii[cand]
+    c = float(_pow2_scale(np.concatenate([eu[cand], radii[cand], [r]])))
+    d, rj, r = eu[cand] / c, radii[cand] / c, r / c
     close = (d < dist_frac * r) & (d < dist_frac * rj)
     overlap = (_ioa(d, r, rj) > ioa) & (_ioa(d, rj, r) > ioa)
     hit = np.flatnonzero(duplicate[cand] | close | overlap)
@@ -99,6 +107,9 @@ class _KeyIndex:
         Number of keys (rows ``[:n]`` of the arrays are in use; ``cap`` rows are allocated).
     dim : int or None
         Width of the keys (``None`` before the first key).
+    c : float
+        Power-of-two unit of ``sqn`` (in ``c**2``), ``sum_d`` (in ``c``) and ``sum_d2`` (in
+        ``c**2``), at the order of the largest coordinate inserted (1 under ``"cosine"``).
     values, edit_sets : list
         Value and set of merged edit ids of each key.
     samp, samp_M, samp_n :
@@ -127,6 +138,7 @@ class _KeyIndex:
         self.n = 0
         self.cap = 0
         self.dim = None
+        self.c, self.c_set = 1.0, False
         self.X = self.sqn = self.radii = self.knn = None
         self.sum_d = self.sum_d2 = self.prio = self.edit = self.mcount = None
         self.values, self.edit_sets = [], []
@@ -170,25 +182,55 @@ class _KeyIndex:
         self.mcount = grown(self.mcount, cap, 0, np.int64)
         self.cap = cap
 
+    def _rescale(self, x):
+        """Raise the power-of-two unit ``c`` to the order of ``max |x|`` if it is below it.
+
+        Squared norms and the running distance sums are kept in units of ``c`` (``c**2``) so
+        that they neither overflow (keys near 1e160) nor underflow (keys near 1e-170). ``c``
+        depends on the rows inserted so far in order, not on how they were chunked, and
+        dividing by a power of two is exact, so nothing changes at ordinary scales.
+        """
+        if self.metric == "cosine" or not x.any():  # unit or zero vectors: nothing to scale
+            return
+        c = float(_pow2_scale(x))
+        if self.c_set and c <= self.c:
+            return
+        self.c_set = True  # the first non-zero row sets the unit, later rows only raise it
+        n = self.n
+        if n:
+            f = c / self.c
+            self.sqn[:n] /= f
+            self.sqn[:n] /= f
+            self.sum_d[:n] /= f
+            self.sum_d2[:n] /= f
+            self.sum_d2[:n] /= f
+        self.c = c
+
     def insert(self, x, value, edit, r, prio):
         """Insert one key; True when it was absorbed by an existing key."""
         n = self.n
+        self._rescale(x)
+        c = self.c
+        xs = x / c
+        xx = float(xs @ xs)
         if n:
             K = self.X[:n]
-            g = K @ x
-            xx = float(x @ x)
-            sq = np.maximum(self.sqn[:n] + xx - 2.0 * g, 0.0)
+            g = (K @ xs) / c
+            sq = np.maximum(self.sqn[:n] + xx - 2.0 * g, 0.0)  # in units of c**2
             # exact differences where the expansion loses digits (near keys) or a merge may
             # happen (overlapping balls); the expansion elsewhere
             near = np.flatnonzero(sq <= 1e-6 * (self.sqn[:n] + xx)
-                                  + (r + self.radii[:n]) ** 2)
+                                  + ((r + self.radii[:n]) / c) ** 2)
+            eu = np.sqrt(sq) * c
             if near.size:
                 diff = K[near] - x
-                sq[near] = np.einsum("ij,ij->i", diff, diff)
-            eu = np.sqrt(sq)
+                cd = _pow2_scale(diff, axis=1)[:, None]
+                diff /= cd
+                eu[near] = np.sqrt(np.einsum("ij,ij->i", diff, diff)) * cd[:, 0]
             if self.merge:
+                duplicate = eu <= _DUPLICATE_RTOL * c * np.sqrt(np.maximum(self.sqn[:n], xx))
                 j = _merge_target(eu, r, self.radii[:n], self.merge_ioa,
-                                  self.merge_dist_frac)
+                                  self.merge_dist_frac, duplicate)
                 if j >= 0:
                     self.radii[j] = max(self.radii[j], eu[j] + r)
                     if value and value not in self.values[j]:
@@ -199,7 +241,7 @@ class _KeyIndex:
             d = eu if self.metric == "euclidean" else np.maximum(1.0 - g, 0.0)
         self.grow(n + 1)
         self.X[n] = x
-        self.sqn[n] = x @ x
+        self.sqn[n] = xx
         self.radii[n] = r
         self.prio[n] = prio
         self.edit[n] = edit
@@ -216,10 +258,11 @@ class _KeyIndex:
                 kn[rows] = block[:, :L]
             m = min(L, n)
             self.knn[n, :m] = np.sort(np.partition(d, m - 1)[:m] if m < n else d)
-            self.sum_d[:n] += d
-            self.sum_d2[:n] += d * d
-            self.sum_d[n] = d.sum()
-            self.sum_d2[n] = (d * d).sum()
+            ds = d / c
+            self.sum_d[:n] += ds
+            self.sum_d2[:n] += ds * ds
+            self.sum_d[n] = ds.sum()
+            self.sum_d2[n] = (ds * ds).sum()
             self._sample_add(n, d, prio)
         else:
             self._sample_add(0, np.zeros(0), prio)

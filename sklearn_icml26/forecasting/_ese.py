@@ -38,6 +38,10 @@ from ._aggregate import (
     _check_scaled_training,
     _resolve_scaling,
     _scale,
+    _seasonal_acf,
+    _seasonal_aggregate_forecast,
+    _seasonal_base,
+    _seasonal_design,
     _system_count,
     _target_names,
 )
@@ -84,11 +88,18 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         ``None`` uses all ``n_lags``; ``"aic"`` chooses ``k`` in ``1..K``,
         ``K = max(1, min(10, n_lags, n_samples - 2))``, by the AIC of an OLS fit with
         intercept (ties go to the smaller ``k``).
-    scaling : {"auto", "last", "mean"} or None, default="auto"
+    scaling : {"auto", "last", "mean", "seasonal"} or None, default="auto"
         Scale ``c`` dividing the aggregate features and target: the newest total (the model
         then learns the growth ratio, the paper's Eq. 7), the window's mean total, or none.
         ``"auto"`` is ``"last"`` if every training window's newest total is positive, else
-        ``"mean"`` if every window mean is positive, else ``None``.
+        ``"mean"`` if every window mean is positive, else ``None``. With a
+        ``seasonal_period``, ``"seasonal"`` is the seasonal-growth model: ``a / A_b`` from the
+        newest ``aggregate_lags`` ratios ``A_tau / A_{tau-m}`` (``A_b`` the newest total in
+        the target's phase; every training total must be positive), and ``"auto"`` chooses
+        between it (or, with a total <= 0, ``a - A_b`` on the differences ``A_tau -
+        A_{tau-m}``) and the plain model above by the aggregate's RMSE on the newest
+        ``validation_fraction`` of the training windows, both fitted on the older ones
+        (``aggregate_scores_``); ``"last"``, ``"mean"`` and ``None`` keep the plain model.
     damping : float in [0, 1] or "auto", default="auto"
         The paper's ``lambda``: 1 gives the newest proportions, 0.5 (the paper's value) halves
         the weight per step back, 0 gives the window mean. The best value is data-dependent:
@@ -109,7 +120,34 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         iterative ``stop`` it means 0, and other values raise a ``ValueError``.
     horizon : int, default=1
         Steps from a window's newest step to its target, as given to :func:`sliding_window`
-        (>= 1). Used only to extrapolate the share trend (``share_trend > 0``).
+        (>= 1). Used to extrapolate the share trend (``share_trend > 0``) and, with a
+        ``seasonal_period``, to find the target's phase (any horizon; it need not be a
+        multiple of the period).
+    seasonal_period : int >= 2, "auto" or None, default=None
+        Season length ``m`` in time steps (12 monthly, 4 quarterly, 7 daily with a weekly
+        cycle). ``None`` is the ESE above, unchanged. With ``m``, the shares get a seasonal
+        form (``seasonal_shares``) inside the same damping / share-trend filters and their
+        ``"auto"`` choice, and the aggregate model learns the growth over one season (see
+        ``scaling``); only ``stop="converge"``. Every window must hold two full seasons
+        (``n_lags >= 2 m``; else ``ValueError``). A phase whose totals are all zero in a
+        window has no profile there (documented handling, no error); a zero total in the
+        aggregate's ratios at predict time falls back to the seasonal naive total (warning).
+        ``"auto"`` tests the training windows: the autocorrelation at lag ``m`` of the first
+        differences of the log totals (totals, if one is <= 0), pooled over the windows (each
+        centred), for ``m = 2 .. n_lags // 2``; the ``m`` with the largest one is used if it
+        exceeds ``1.96 / sqrt(n_samples + n_lags - 1)`` (the white-noise band at 5 %), else
+        ``None`` (see ``seasonal_acf_``).
+    seasonal_shares : {"auto", "profile", "difference", "none"}, default="auto"
+        Form of the seasonal shares (with a ``seasonal_period`` only). ``"profile"``: the
+        damped level (and trend) of the deseasonalised proportions ``s_tau - d_{phase(tau)}``
+        plus the target phase's profile ``d_0``, where ``d_f`` is the mean of the window's
+        proportions at phase ``f`` minus the mean over phases (every season weighs alike).
+        ``"difference"``: the proportions of the newest step ``b`` in the target's phase plus
+        ``ceil(horizon / m)`` times the damped level (and trend) of the seasonal differences
+        ``s_tau - s_{tau-m}``. Both are linear filters of the window, clipped at 0 and
+        renormalised. ``"none"``: the shares without a season. ``"auto"`` chooses among the
+        three with the damping and share trend (same validation), so that a panel whose
+        composition has no season keeps ESE's shares.
     validation_fraction : float in (0, 1], default=0.25
         Fraction of the newest training windows on which ``damping="auto"`` and
         ``share_trend="auto"`` are chosen: the candidate minimising ``selection_score`` of
@@ -168,8 +206,19 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         Window length ``p = n_features_in_ / n_systems_``.
     aggregate_lags_ : int
         Number of newest totals fed to ``estimator_``.
-    scaling_ : {"last", "mean"} or None
-        The resolved scaling.
+    scaling_ : {"last", "mean", "seasonal", "seasonal_difference"} or None
+        The resolved scaling (the seasonal ones: growth over one season as a ratio or a
+        difference).
+    aggregate_scores_ : dict or None
+        With a season and ``scaling="auto"``: validation RMSE of the aggregate of the
+        ``"seasonal"`` and ``"plain"`` models (see ``scaling``); ``None`` otherwise.
+    seasonal_period_ : int or None
+        The season length in use (the detected one with ``seasonal_period="auto"``).
+    seasonal_acf_ : ndarray of shape (n_lags // 2 - 1,) or None
+        With ``seasonal_period="auto"``: the pooled autocorrelation of every candidate
+        ``m = 2 .. n_lags // 2`` (``None`` otherwise).
+    seasonal_shares_ : {"profile", "difference", "none"} or None
+        The form of the seasonal shares in use (``None`` without a season).
     aic_ : ndarray of shape (K,) or None
         AIC of the candidate orders ``1..K`` when ``aggregate_lags="aic"``.
     system_attributes_ : ndarray of shape (n_systems, n_attributes) or None
@@ -180,11 +229,12 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         The damping in use (the chosen one when ``damping="auto"``).
     share_trend_ : float
         The share-trend weight in use (the chosen one when ``share_trend="auto"``).
-    selection_scores_ : ndarray of shape (n_dampings, n_trends) or None
+    selection_scores_ : ndarray of shape (n_dampings, n_trends) or \
+(n_forms, n_dampings, n_trends) or None
         Validation score (``selection_score`` of the observed total split by the candidate
         shares) of every candidate (rows: ``DAMPING_GRID`` or the given damping; columns:
-        ``SHARE_TREND_GRID`` or the given trend) when something was chosen, else ``None``.
-        Lower is better.
+        ``SHARE_TREND_GRID`` or the given trend; with a season, first axis: the forms of
+        ``seasonal_shares``) when something was chosen, else ``None``. Lower is better.
     calibration_scores_ : ndarray of shape (n_calibration, n_systems) or None
         Normalised absolute errors of the held-out calibration windows (``None`` when
         ``calibration=None``, the training set is too short, fewer than 3 windows, or
@@ -277,10 +327,13 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         "estimator": [HasMethods(["fit", "predict"]), None],
         "aggregate_lags": [Interval(Integral, 1, None, closed="left"), StrOptions({"aic"}),
                            None],
-        "scaling": [StrOptions({"auto", "last", "mean"}), None],
+        "scaling": [StrOptions({"auto", "last", "mean", "seasonal"}), None],
         "damping": [Interval(Real, 0, 1, closed="both"), StrOptions({"auto"})],
         "share_trend": [Interval(Real, 0, 1, closed="both"), StrOptions({"auto"})],
         "horizon": [Interval(Integral, 1, None, closed="left")],
+        "seasonal_period": [Interval(Integral, 2, None, closed="left"), StrOptions({"auto"}),
+                            None],
+        "seasonal_shares": [StrOptions({"auto", "profile", "difference", "none"})],
         "validation_fraction": [Interval(Real, 0, 1, closed="right")],
         "calibration": [Interval(Real, 0, 1, closed="neither"), None],
         "selection_score": [StrOptions({"rmse", "relative_rmse"})],
@@ -293,7 +346,8 @@ class ESERegressor(RegressorMixin, BaseEstimator):
     }
 
     def __init__(self, estimator=None, *, aggregate_lags="aic", scaling="auto", damping="auto",
-                 share_trend="auto", horizon=1, validation_fraction=0.25,
+                 share_trend="auto", horizon=1, seasonal_period=None, seasonal_shares="auto",
+                 validation_fraction=0.25,
                  selection_score="relative_rmse", calibration=0.2, stop="converge",
                  init="uniform", max_iter=100, tol=None, n_jobs=None, verbose=0):
         self.estimator = estimator
@@ -302,6 +356,8 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         self.damping = damping
         self.share_trend = share_trend
         self.horizon = horizon
+        self.seasonal_period = seasonal_period
+        self.seasonal_shares = seasonal_shares
         self.validation_fraction = validation_fraction
         self.selection_score = selection_score
         self.calibration = calibration
@@ -418,9 +474,10 @@ class ESERegressor(RegressorMixin, BaseEstimator):
 
         W = self._windows(X)
         A = _window_totals(W)  # (N, p) window totals
+        self.seasonal_period_, self.seasonal_acf_ = self._resolve_period(A)
         target = y if y.ndim == 1 else y.sum(axis=1)
         self.scaling_, self.aggregate_lags_, self.aic_, self.estimator_ = \
-            self._fit_aggregate(A, target, sample_weight)
+            self._fit_aggregate(A, target, sample_weight, record=True)
         self._fit_shares(X, W, A, y, target, system_attributes, sample_weight,
                          has_negative=n_negative > 0)
         if self.stop == "converge":
@@ -434,10 +491,135 @@ class ESERegressor(RegressorMixin, BaseEstimator):
             self.n_iter_ = int(n_iter[0])
         return self
 
-    def _fit_aggregate(self, A, target, sample_weight):
-        """Scaling, order and fitted aggregate model on window totals A (N, p) and targets."""
+    def _resolve_period(self, A):
+        """``(seasonal_period_, seasonal_acf_)`` from ``seasonal_period`` and the totals."""
+        period, n_lags = self.seasonal_period, A.shape[1]
+        if period is None:
+            if self.scaling == "seasonal":
+                raise ValueError("scaling='seasonal' needs a seasonal_period (an int or "
+                                 "'auto').")
+            return None, None
+        if self.stop != "converge":
+            raise ValueError(f"seasonal_period={period!r} needs stop='converge'; the "
+                             f"iterative stops (stop={self.stop!r}) have no seasonal profile.")
+        if period == "auto":
+            candidates = np.arange(2, n_lags // 2 + 1)
+            if not candidates.size:
+                return None, np.zeros(0)
+            acf = _seasonal_acf(A, candidates)
+            n_steps = A.shape[0] + n_lags - 1
+            best = int(np.argmax(acf))  # first maximum: ties go to the shorter period
+            if acf[best] > 1.96 / np.sqrt(n_steps):
+                self._check_seasonal_lags(int(candidates[best]), n_lags)
+                return int(candidates[best]), acf
+            return None, acf
+        if period > n_lags:
+            raise ValueError(f"seasonal_period={period} is longer than the window "
+                             f"(n_lags={n_lags}); the windows must hold at least two full "
+                             f"seasons (n_lags >= {2 * period}).")
+        if n_lags < 2 * period:
+            raise ValueError(f"seasonal_period={period} needs at least two full seasons in "
+                             f"every window (n_lags >= {2 * period}); X holds {n_lags} lags "
+                             f"per system. Build X with sliding_window(Y, n_lags={2 * period}) "
+                             f"or more.")
+        self._check_seasonal_lags(int(period), n_lags)
+        return int(period), None
+
+    def _check_seasonal_lags(self, period, n_lags):
+        if isinstance(self.aggregate_lags, Integral) and self.scaling not in \
+                ("last", "mean", None) and self.aggregate_lags > n_lags - period:
+            raise ValueError(f"aggregate_lags={self.aggregate_lags} exceeds the "
+                             f"{n_lags - period} seasonal growth terms (n_lags - "
+                             f"seasonal_period) of a seasonal ESE; use at most that, or a "
+                             f"plain aggregate (scaling='last', 'mean' or None).")
+
+    def _aggregate(self, A, scaling, k, estimator):
+        """Aggregate forecasts of window totals A and the rows that fell back."""
+        if scaling in ("seasonal", "seasonal_difference"):
+            return _seasonal_aggregate_forecast(A, scaling, k, estimator,
+                                                self.seasonal_period_, self.horizon)
+        return _aggregate_forecast(A, scaling, k, estimator)
+
+    def _fit_seasonal_aggregate(self, A, target, sample_weight):
+        """The seasonal aggregate model: growth over one season.
+
+        Target ``a / A_b`` (``b`` the newest step in the target's phase) on the newest ``k``
+        seasonal growth ratios ``A_tau / A_{tau-m}`` (``"seasonal"``, every training total
+        positive), or ``a - A_b`` on the seasonal differences (``"seasonal_difference"``).
+        """
+        period, n_lags = self.seasonal_period_, A.shape[1]
+        positive = bool(np.all(A > 0))
+        if self.scaling == "seasonal" and not positive:
+            raise ValueError(f"scaling='seasonal' needs positive totals in every training "
+                             f"window; {int(np.sum(~(A > 0)))} of {A.size} are <= 0; use "
+                             f"scaling='auto' or None.")
+        scaling = "seasonal" if positive else "seasonal_difference"
+        base = A[:, _seasonal_base(n_lags, period, self.horizon)]
+        Z = _seasonal_design(A, period, scaling == "seasonal")
+        t = target / base if scaling == "seasonal" else target - base
+        width = n_lags - period
+        aic = None
+        if self.aggregate_lags == "aic":
+            aic = _aic_orders(Z, t, sample_weight)
+            k = int(np.argmin(aic)) + 1
+        elif self.aggregate_lags is None:
+            k = width
+        else:
+            k = int(self.aggregate_lags)
+            if k > width:
+                raise ValueError(f"aggregate_lags={k} exceeds the {width} seasonal growth "
+                                 f"terms (n_lags - seasonal_period) of a seasonal ESE.")
+        estimator = LinearRegression() if self.estimator is None else self.estimator
+        fitted = fit_with_weights(clone(estimator), Z[:, width - k:], t, sample_weight)
+        return scaling, k, aic, fitted
+
+    def _fit_aggregate(self, A, target, sample_weight, record=False):
+        """Scaling, order and fitted aggregate model on window totals A (N, p) and targets.
+
+        With a season and ``scaling="auto"``, the seasonal-growth model and the plain one
+        (``scaling`` resolved as without a season) are both fitted on the older windows and
+        the one with the smaller RMSE of the aggregate on the newest ``validation_fraction``
+        of them (weighted by ``sample_weight``) is refitted on all (``aggregate_scores_``
+        when ``record``).
+        """
+        if self.seasonal_period_ is None or self.scaling in ("last", "mean", None):
+            if record:
+                self.aggregate_scores_ = None
+            return self._fit_plain_aggregate(A, target, sample_weight,
+                                             "auto" if self.scaling == "seasonal"
+                                             else self.scaling)
+        if self.scaling == "seasonal":
+            if record:
+                self.aggregate_scores_ = None
+            return self._fit_seasonal_aggregate(A, target, sample_weight)
+        N = A.shape[0]
+        n_val = max(1, int(np.ceil(self.validation_fraction * N)))
+        scores = {}
+        if N - n_val >= 3:
+            sw = None if sample_weight is None else sample_weight[:N - n_val]
+            w_val = None if sample_weight is None else sample_weight[N - n_val:]
+            for name, fit in (("seasonal", self._fit_seasonal_aggregate),
+                              ("plain", lambda *a: self._fit_plain_aggregate(*a, "auto"))):
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        scaling, k, _, est = fit(A[:N - n_val], target[:N - n_val], sw)
+                        pred = self._aggregate(A[N - n_val:], scaling, k, est)[0]
+                except ValueError:  # too few rows for this form: not a candidate
+                    continue
+                err2 = (pred - target[N - n_val:]) ** 2
+                scores[name] = float(np.sqrt(np.average(err2, weights=w_val)))
+        if record:
+            self.aggregate_scores_ = scores or None
+        if scores and min(scores, key=scores.get) == "plain" and \
+                scores["plain"] < scores.get("seasonal", np.inf):
+            return self._fit_plain_aggregate(A, target, sample_weight, "auto")
+        return self._fit_seasonal_aggregate(A, target, sample_weight)
+
+    def _fit_plain_aggregate(self, A, target, sample_weight, scaling):
+        """The aggregate model of ESE without a season (``scaling`` as the parameter)."""
         n_lags = A.shape[1]
-        scaling = _resolve_scaling(self.scaling, A[:, -1], A.mean(axis=1))
+        scaling = _resolve_scaling(scaling, A[:, -1], A.mean(axis=1))
         c = _scale(A, scaling)
         if scaling is not None:
             _check_scaled_training(c, scaling, "last aggregate" if scaling == "last"
@@ -462,7 +644,9 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         if self.stop != "converge":  # the paper's iteration: its damping, no share trend
             fixed_damping = 0.5 if fixed_damping is None else fixed_damping
             fixed_trend = 0.0
-        if y.ndim == 1 or (fixed_damping is not None and fixed_trend is not None):
+        choose_form = self.seasonal_period_ is not None and self.seasonal_shares == "auto"
+        if y.ndim == 1 or (fixed_damping is not None and fixed_trend is not None
+                           and not choose_form):
             return None, (0.5 if fixed_damping is None else fixed_damping,
                           0.0 if fixed_trend is None else fixed_trend)
         return (DAMPING_GRID if fixed_damping is None else (fixed_damping,),
@@ -506,24 +690,28 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         grid, fixed = self._share_grid(y)
         self.selection_scores_ = None
         union = None  # (first row, rescaled windows, totals) of the scored windows
+        form = None if self.seasonal_period_ is None else (
+            "profile" if self.seasonal_shares == "auto" else self.seasonal_shares)
+        self.seasonal_shares_ = form
         if grid is None:
             self.damping_, self.share_trend_ = fixed
-            cal_choice = fixed
+            cal_choice = (*fixed, form)
         else:
             fits = [(N, sample_weight)]
             if n_cal:
                 fits.append((n_fit, None if sample_weight is None
                              else sample_weight[:n_fit]))
             chosen, union = self._choose_shares(W, A, y, target, grid, fits, has_negative)
-            (self.damping_, self.share_trend_, self.selection_scores_) = chosen[0]
-            cal_choice = chosen[-1][:2]
+            (self.damping_, self.share_trend_, self.selection_scores_,
+             self.seasonal_shares_) = chosen[0]
+            cal_choice = (chosen[-1][0], chosen[-1][1], chosen[-1][3])
         if not n_cal:
             return
         sw_fit = None if sample_weight is None else sample_weight[:n_fit]
         with warnings.catch_warnings():  # the outer fit reports the estimator's warnings
             warnings.simplefilter("ignore")
             scaling, k, _, estimator = self._fit_aggregate(A[:n_fit], target[:n_fit], sw_fit)
-            aggregate = _aggregate_forecast(A[n_fit:], scaling, k, estimator)[0]
+            aggregate = self._aggregate(A[n_fit:], scaling, k, estimator)[0]
         if self.stop == "converge":
             if union is not None and union[0] <= n_fit:  # the calibration rows were scored
                 W_cal, M_cal = union[1][n_fit - union[0]:], union[2][n_fit - union[0]:]
@@ -531,7 +719,8 @@ class ESERegressor(RegressorMixin, BaseEstimator):
                 view = W[n_fit:]
                 W_cal = _rescaled_windows(view, nonneg=not has_negative)
                 M_cal = A[n_fit:] if W_cal is view else None
-            e = _kernel_shares(W_cal, cal_choice[0], cal_choice[1], self.horizon, M=M_cal)
+            e = _kernel_shares(W_cal, cal_choice[0], cal_choice[1], self.horizon, M=M_cal,
+                               period=self.seasonal_period_, form=cal_choice[2])
         else:  # the iterative stops have the same (fixed) damping in both fits
             with warnings.catch_warnings():  # the outer fit reports the same conditions
                 warnings.simplefilter("ignore")
@@ -572,11 +761,23 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         # damping 1 weighs one step: no slope, the same shares for every trend
         candidates = [(lam, trend) for lam in dampings for j, trend in enumerate(trends)
                       if not (j and lam == 1)]
-        sse = _candidate_errors(W_u, M, valid, y[lo:hi], target[lo:hi], candidates,
-                                self.horizon, row_weights, nonneg)
-        index = {pair: c for c, pair in enumerate(candidates)}
-        cells = [index[(lam, trend if lam != 1 else trends[0])]
-                 for lam in dampings for trend in trends]
+        period = self.seasonal_period_
+        if period is None:
+            forms = (None,)
+            sse = _candidate_errors(W_u, M, valid, y[lo:hi], target[lo:hi], candidates,
+                                    self.horizon, row_weights, nonneg)
+            index = {pair: c for c, pair in enumerate(candidates)}
+            cells = [index[(lam, trend if lam != 1 else trends[0])]
+                     for lam in dampings for trend in trends]
+        else:  # the form of the seasonal shares is a third axis of the choice
+            forms = (("profile", "difference", "none") if self.seasonal_shares == "auto"
+                     else (self.seasonal_shares,))
+            triples = [(f, lam, trend) for f in forms for lam, trend in candidates]
+            sse = _candidate_errors(W_u, M, valid, y[lo:hi], target[lo:hi], triples,
+                                    self.horizon, row_weights, nonneg, period=period)
+            index = {triple: c for c, triple in enumerate(triples)}
+            cells = [index[(f, lam, trend if lam != 1 else trends[0])]
+                     for f in forms for lam in dampings for trend in trends]
         out = []
         for s, (a, b, w_val, unweighted) in enumerate(sets):
             W_last, Y_val = W[a:b, :, -1], y[a:b]
@@ -590,10 +791,12 @@ class ESERegressor(RegressorMixin, BaseEstimator):
             else:
                 weight = np.full(Y_val.shape[1], 1.0 / Y_val.shape[1])
             flat = np.sqrt(sse[s]).T @ weight  # (n_candidates,)
-            scores = flat[cells].reshape(len(dampings), len(trends))
+            scores = flat[cells].reshape(len(forms), len(dampings), len(trends))
             scores = np.where(np.isfinite(scores), scores, np.inf)
-            g, j = np.unravel_index(int(np.argmin(scores)), scores.shape)  # first minimum
-            out.append((float(dampings[g]), float(trends[j]), scores))
+            f, g, j = np.unravel_index(int(np.argmin(scores)), scores.shape)  # first minimum
+            if period is None:
+                scores = scores[0]
+            out.append((float(dampings[g]), float(trends[j]), scores, forms[f]))
         return out, (lo, W_u, M)
 
     def _sigma(self, W):
@@ -641,9 +844,11 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         attributes = self._check_attributes(system_attributes, X.shape[0], in_fit=False)
         if self.stop == "converge":
             zeros = np.zeros(X.shape[0], dtype=np.int64)
-            if self.share_trend_ == 0:
+            if self.share_trend_ == 0 and self.seasonal_period_ is None:
                 return _closed_form_shares(W, self.damping_), zeros
-            return _kernel_shares(W, self.damping_, self.share_trend_, self.horizon), zeros
+            return _kernel_shares(W, self.damping_, self.share_trend_, self.horizon,
+                                  period=self.seasonal_period_,
+                                  form=self.seasonal_shares_), zeros
         if attributes is None:
             attributes = self.system_attributes_
         if init == "attributes" and attributes is None:
@@ -840,12 +1045,14 @@ class ESERegressor(RegressorMixin, BaseEstimator):
         """Forecasts (ndarray) of validated windows."""
         e, _ = self._shares(X, system_attributes)
         A = _window_totals(self._windows(X))
-        aggregate, bad = _aggregate_forecast(A, self.scaling_, self.aggregate_lags_,
-                                             self.estimator_)
+        aggregate, bad = self._aggregate(A, self.scaling_, self.aggregate_lags_,
+                                         self.estimator_)
         if bad.any():
             warnings.warn(
                 f"{int(bad.sum())} of {X.shape[0]} rows have a scale (scaling={self.scaling_!r})"
-                f" <= 0; their aggregate forecast is the newest total (persistence).",
+                f" <= 0; their aggregate forecast is "
+                + ("the newest total (persistence)." if self.seasonal_period_ is None else
+                   "the newest total in the target's phase (seasonal naive)."),
                 UserWarning, stacklevel=3,
             )
         y_pred = aggregate[:, None] * e

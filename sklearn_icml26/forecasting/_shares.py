@@ -52,7 +52,7 @@ DAMPING_GRID = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
 SHARE_TREND_GRID = (0.0, 0.5, 1.0)
 
 
-def _share_kernels(M, valid, candidates, horizon):
+def _share_kernels(M, valid, candidates, horizon, period=None):
     """Linear share filters of every window and candidate ``(damping, share trend)``.
 
     For damping ``lam`` the weights are ``w_tau = (1 - lam) ** (p - tau)`` on valid steps (0
@@ -65,6 +65,12 @@ def _share_kernels(M, valid, candidates, horizon):
     coefficient vector per row and candidate, ``e_{r,i} = W[r, i, :] @ K[r, :, c]``, so that
     one batched matrix product gives every candidate's shares.
 
+    With a seasonal ``period`` m the same filters act on the deseasonalised proportions
+    ``s_tau - d_{phi(tau)}`` and the profile of the target's phase is added back (see
+    :func:`_seasonal_profile_kernels`): ``e = level filter (s - d) + d_0``, still one linear
+    filter per row and candidate, whose coefficients still sum to 1 (trend 0) or carry the
+    same total as without the season.
+
     Returns ``K`` (N, p, n_candidates) and ``ok`` (N, n_candidates): where a row has no
     step of positive weight (no valid step, or, at damping 1, an invalid newest step) ``K`` is
     0 and the shares are uniform.
@@ -72,6 +78,9 @@ def _share_kernels(M, valid, candidates, horizon):
     N, p = M.shape
     t = np.arange(-(p - 1), 1, dtype=np.float64)
     inv_M = np.where(valid, 1.0 / np.where(valid, M, 1.0), 0.0)
+    if period is not None:  # filters of the proportions; the totals are divided out at the end
+        D, P = _seasonal_profile_kernels(valid, period, horizon)
+        inv_M, seasonal_inv_M = valid.astype(np.float64), inv_M
     K = np.empty((N, p, len(candidates)))
     ok_all = np.empty((N, len(candidates)), dtype=bool)
     for lam in dict.fromkeys(lam for lam, _ in candidates):  # unique, in order
@@ -91,40 +100,126 @@ def _share_kernels(M, valid, candidates, horizon):
             if lam_c == lam:
                 K[:, :, c] = k_mean + trend * k_slope if trend else k_mean
                 ok_all[:, c] = ok
+    if period is not None:
+        # level of the deseasonalised proportions plus the target phase's profile:
+        # k - D (k P) + D[:, :, 0], then back to filters of the values (divide by the totals)
+        K -= np.einsum("rpm,rmc->rpc", D, np.einsum("rpc,pm->rmc", K, P))
+        K += D[:, :, :1]
+        K *= seasonal_inv_M[:, :, None]
     return K, ok_all
 
 
-def _kernel_shares(W, damping, trend, horizon, nonneg=None, M=None):
+def _seasonal_profile_kernels(valid, period, horizon):
+    """Filters of the seasonal share profile by phase, and the phase indicator.
+
+    The phase of window step ``tau`` (0 = oldest of ``p``) is ``(tau - (p - 1 + horizon)) mod
+    period``, so the target has phase 0. The profile of phase ``f`` is the mean of the valid
+    proportions at that phase minus the mean of those phase means over the phases with a
+    valid step (every step of a complete season weighs alike): ``d_f = sum_tau D[r, tau, f]
+    s_tau``, ``sum_f d_f = 0``, and ``sum_i d_{f,i} = 0`` (proportions sum to 1). A phase
+    without a valid step (all-zero totals there) has no profile (``d_f = 0``).
+
+    Returns ``D`` (N, p, period) and ``P`` (p, period), ``P[tau, f] = 1`` at step ``tau``'s
+    phase.
+    """
+    N, p = valid.shape
+    phase = (np.arange(p) - (p - 1 + horizon)) % period
+    P = np.zeros((p, period))
+    P[np.arange(p), phase] = 1.0
+    v = valid.astype(np.float64)
+    count = v @ P  # (N, period) valid steps per phase
+    has = count > 0
+    Q = v[:, :, None] * P[None, :, :] / np.where(has, count, 1.0)[:, None, :]
+    n_phases = np.maximum(has.sum(axis=1), 1)
+    centre = Q.sum(axis=2) / n_phases[:, None]
+    D = np.where(has[:, None, :], Q - centre[:, :, None], 0.0)
+    return D, P
+
+
+def _seasonal_kernels(M, valid, candidates, horizon, period):
+    """Filters of the seasonal shares for candidates ``(form, damping, trend)``.
+
+    ``form="none"``: the shares without a season (:func:`_share_kernels`), for the choice.
+    ``form="profile"``: the level (and trend) of the deseasonalised proportions plus the
+    target phase's profile (:func:`_share_kernels` with ``period``). ``form="difference"``:
+    the proportions of the newest step ``b`` in the target's phase plus the level (and trend,
+    extrapolated ``horizon`` steps) of the seasonal differences ``s_tau - s_{tau-m}``
+    (``tau = m..p-1``, valid where both steps are), weights ``(1 - damping) ** (p - 1 - tau)``:
+    ``e = s_b + j filter(s_tau - s_{tau-m})``, ``j = ceil(horizon / m)`` the seasons from
+    ``b`` to the target: the shares' analogue of the seasonal-growth aggregate (with no
+    valid difference, ``e = s_b``). Both are linear in the proportions
+    with coefficients summing to 1.
+
+    Returns ``K`` (N, p, n_candidates) (filters of the values: ``e = W @ K``) and ``ok``
+    (N, n_candidates); rows without a usable step (``ok`` False: no valid step for the
+    profile form, an invalid step ``b`` for the difference form) get uniform shares.
+    """
+    from ._aggregate import _seasonal_base
+
+    N, p = M.shape
+    K = np.zeros((N, p, len(candidates)))
+    ok = np.zeros((N, len(candidates)), dtype=bool)
+    for form in dict.fromkeys(c[0] for c in candidates):
+        cols = [j for j, c in enumerate(candidates) if c[0] == form]
+        pairs = [candidates[j][1:] for j in cols]
+        if form in ("profile", "none"):
+            K[:, :, cols], ok[:, cols] = _share_kernels(
+                M, valid, pairs, horizon, period if form == "profile" else None)
+            continue
+        q = p - period
+        valid_d = valid[:, period:] & valid[:, :q]
+        # unit "totals" make _share_kernels return filters of the difference sequence itself
+        Kd, _ = _share_kernels(np.where(valid_d, 1.0, 0.0), valid_d, pairs, horizon)
+        b = _seasonal_base(p, period, horizon)
+        Kd *= int(np.ceil(horizon / period))  # seasons from step b to the target
+        Ks = np.zeros((N, p, len(cols)))
+        Ks[:, period:] += Kd
+        Ks[:, :q] -= Kd
+        Ks[:, b] += 1.0
+        inv_M = np.where(valid, 1.0 / np.where(valid, M, 1.0), 0.0)
+        K[:, :, cols] = Ks * inv_M[:, :, None]
+        ok[:, cols] = valid[:, b, None]
+    return K, ok
+
+
+def _kernel_shares(W, damping, trend, horizon, nonneg=None, M=None, period=None,
+                   form="profile"):
     """Shares of windows W (N, n, p) for one damping and share trend (``stop="converge"``).
 
     ``trend == 0`` gives the closed-form equilibrium shares (:func:`_closed_form_shares`);
     otherwise the trend shares of :func:`_share_kernels`, clipped at 0 (windows without a
     negative value) and renormalised by :func:`_finalize_shares`. ``M`` may give the window
-    totals.
+    totals. A seasonal ``period`` gives the seasonal shares of :func:`_share_kernels` (level
+    of the deseasonalised proportions plus the target phase's profile), clipped and
+    renormalised likewise.
     """
-    if trend == 0:
+    if trend == 0 and period is None:
         return _closed_form_shares(W, damping, M)
     if M is None:
         M, valid = _totals(W)
     else:
         valid = np.isfinite(M) & (M > 0)
-    K, ok = _share_kernels(M, valid, [(damping, trend)], horizon)
+    if period is None:
+        K, ok = _share_kernels(M, valid, [(damping, trend)], horizon)
+    else:
+        K, ok = _seasonal_kernels(M, valid, [(form, damping, trend)], horizon, period)
     e = np.matmul(W, K)[:, :, 0]
     e[~ok[:, 0]] = 1.0 / W.shape[1]
     return _finalize_shares(e, W, nonneg)
 
 
 def _candidate_errors(W, M, valid, Y, total, candidates, horizon, row_weights,
-                      nonneg=None, chunk_size=1 << 21):
+                      nonneg=None, chunk_size=1 << 21, period=None):
     """Weighted squared errors of the observed totals split by every candidate's shares.
 
     For each row set ``s`` (a row of ``row_weights`` (n_sets, N): the weight of every window
     in that set, 0 outside), returns ``out[s, i, c] = sum_r row_weights[s, r] * (total_r *
     e_{r,i,c} - Y_{r,i}) ** 2`` (n_sets, n, n_candidates) for the ``candidates`` (damping,
-    trend) of :func:`_share_kernels`. The shares are those of :func:`_kernel_shares`: trend
-    shares (``trend > 0``) are clipped at 0 on windows without a negative value (``nonneg``,
-    every window when ``None``) and renormalised, equilibrium shares (``trend == 0``) are
-    used as they are.
+    trend) of :func:`_share_kernels` (``(form, damping, trend)`` of :func:`_seasonal_kernels`
+    with a seasonal ``period``). The shares are those of :func:`_kernel_shares`: trend
+    shares (``trend > 0``) and seasonal shares are clipped at 0 on windows without a negative
+    value (``nonneg``, every window when ``None``) and renormalised, equilibrium shares
+    (``trend == 0``) are used as they are.
 
     One batched matrix product per chunk of about ``chunk_size`` values gives every
     candidate's shares; nothing of the size of ``W`` is copied. On nonnegative windows with
@@ -133,9 +228,13 @@ def _candidate_errors(W, M, valid, Y, total, candidates, horizon, row_weights,
     that is 1 up to rounding).
     """
     N, n, p = W.shape
-    K, ok = _share_kernels(M, valid, candidates, horizon)
+    if period is None:
+        K, ok = _share_kernels(M, valid, candidates, horizon)
+        renorm = np.array([trend != 0 for _, trend in candidates])
+    else:  # candidates (form, damping, trend): every seasonal share is clipped
+        K, ok = _seasonal_kernels(M, valid, candidates, horizon, period)
+        renorm = np.ones(len(candidates), dtype=bool)
     n_cand = K.shape[2]
-    renorm = np.array([trend != 0 for _, trend in candidates])
     fold = nonneg is None and bool(np.all(total > 0))
     if fold:  # E = total * e straight from the product
         K *= total[:, None, None]

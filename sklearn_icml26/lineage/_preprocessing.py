@@ -91,7 +91,7 @@ class _CountNormalizer(_SparseOutputMixin, OneToOneFeatureMixin, TransformerMixi
         X = _check_counts(self, X, reset=True)
         # gene names of an AnnData (its matrix carries none, so validate_data cannot set
         # feature_names_in_ without warning on every AnnData transform)
-        self._var_names = names
+        self.var_names_ = names
         totals = np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
         if self.target_sum is not None:
             self.target_sum_ = float(self.target_sum)
@@ -130,8 +130,8 @@ class _CountNormalizer(_SparseOutputMixin, OneToOneFeatureMixin, TransformerMixi
             One name per column.
         """
         check_is_fitted(self)
-        if input_features is None and getattr(self, "_var_names", None) is not None:
-            return self._var_names.copy()
+        if input_features is None and self.var_names_ is not None:
+            return self.var_names_.copy()
         return super().get_feature_names_out(input_features)
 
     def __sklearn_tags__(self):

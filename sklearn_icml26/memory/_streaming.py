@@ -11,7 +11,7 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 from scipy import sparse
-from sklearn.base import BaseEstimator, TransformerMixin, clone
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
@@ -142,7 +142,7 @@ class _Store:
             self.V = V
 
 
-class StreamingMemory(TransformerMixin, BaseEstimator):
+class StreamingMemory(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """A streaming external memory for LLM agents, with Neuromem's five lifecycle dimensions.
 
     Rows (texts, or vectors with ``embedder="precomputed"``) are inserted one logical time
@@ -1033,6 +1033,15 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
         -------
         graph : sparse matrix of shape (n_q, next_id_)
             CSR; row j holds the distances of query j's ``n_neighbors`` items at their ids.
+            Column ``i`` is item id ``i`` (:meth:`get_feature_names_out`:
+            ``"streamingmemory{i}"``); the width grows with :meth:`partial_fit`.
+
+        Notes
+        -----
+        As for :class:`~sklearn.neighbors.KNeighborsTransformer`, the graph is sparse, so
+        ``set_output(transform="pandas")`` or ``"polars"`` makes scikit-learn refuse the
+        output (a ValueError naming ``set_output``); densify with ``.toarray()`` and label the
+        columns with :meth:`get_feature_names_out` instead.
         """
         dist, ind = self.kneighbors(X)
         rows, cols, vals = [], [], []
@@ -1044,6 +1053,11 @@ class StreamingMemory(TransformerMixin, BaseEstimator):
         return sparse.csr_matrix((vals, (rows, cols)), shape=(ind.shape[0], self.next_id_))
 
     # ------------------------------------------------------------------ inspection
+    @property
+    def _n_features_out(self):
+        """Columns of :meth:`transform`: one per item id ever created (evicted ones too)."""
+        return self.next_id_
+
     @property
     def n_items_(self):
         check_is_fitted(self, "n_inserted_")

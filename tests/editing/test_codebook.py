@@ -504,3 +504,79 @@ def test_keys_far_from_the_origin_retrieve_their_own_edit(offset):
     np.testing.assert_array_equal(far.predict(centres + offset), near.predict(centres))
     np.testing.assert_allclose(far.decision_function(centres + offset),
                                near.decision_function(centres), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("scaling", ["reasonedit", "local_scaling", "nicdm",
+                                     "mutual_proximity", None])
+@pytest.mark.parametrize("scale", [1e160, 1e300, 1e-13, 1e-170, 1e-300])
+def test_keys_at_extreme_scales_retrieve_their_own_edit(scale, scaling):
+    # issue 40.3: near 1e160 the squared distances overflowed (threshold NaN, every query got
+    # edit 0); near 1e-13 the absolute duplicate tolerance 1e-12 merged 59 of 60 distinct
+    # keys into one (and near 1e-170 the squares underflowed to the same effect)
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(20, 8))
+    keys = np.repeat(centres, 3, axis=0) + 0.05 * rng.normal(size=(60, 8))
+    edits = np.repeat(np.arange(20), 3)
+    params = dict(scaling=scaling, random_state=0)
+    if scaling == "reasonedit":
+        params["eps"] = 0.0  # eps is in distance units (1e-6 would dominate at 1e-13)
+    unit = _fit(HubnessBalancedCodebook(**params), keys, edit_ids=edits)
+    book = _fit(HubnessBalancedCodebook(**params), keys * scale, edit_ids=edits)
+    assert book.n_keys_ == 60 and book.n_merged_ == 0
+    assert np.isfinite(book.reject_threshold_)
+    np.testing.assert_array_equal(book.predict(keys * scale), edits)
+    np.testing.assert_array_equal(book.predict(centres * scale), np.arange(20))
+    np.testing.assert_array_equal(book.predict((centres[:3] + 10.0) * scale), [-1, -1, -1])
+    expected = unit.reject_threshold_ * (scale if scaling is None else 1.0)
+    assert book.reject_threshold_ == pytest.approx(expected, rel=1e-9)
+    np.testing.assert_allclose(book.sigma_, unit.sigma_ * scale, rtol=1e-9)
+    np.testing.assert_array_equal(book.kneighbors(centres * scale, return_distance=False),
+                                  unit.kneighbors(centres, return_distance=False))
+
+
+@pytest.mark.parametrize("scale", [1e160, 1e-13])
+def test_merging_and_chunking_are_scale_free(scale):
+    # radii, duplicates and the closeness/overlap rule in units of the keys: the same merges
+    # and the same chunk invariance at 1e160 (disc areas overflowed) and 1e-13
+    keys, edits, values, data = _stream_with_merges()
+    keys = np.vstack([keys, keys[:5]])  # exact duplicates merge at any scale
+    edits, values = np.concatenate([edits, edits[:5]]), values + values[:5]
+    radii = np.full(len(keys), 0.05)
+    unit = _fit(HubnessBalancedCodebook(random_state=0), keys, edit_ids=edits, values=values,
+                radii=radii)
+    full = _fit(HubnessBalancedCodebook(random_state=0), keys * scale, edit_ids=edits,
+                values=values, radii=radii * scale)
+    assert full.n_merged_ == unit.n_merged_ >= 25
+    assert full.key_edit_sets_ == unit.key_edit_sets_
+    chunked = HubnessBalancedCodebook(random_state=0)
+    for part in np.array_split(np.arange(len(keys)), 4):
+        _partial(chunked, keys[part] * scale, edit_ids=edits[part],
+                 values=[values[i] for i in part], radii=radii[part] * scale)
+    _assert_same_book(full, chunked)
+
+
+def test_duplicate_tolerance_is_relative_to_the_key_norm():
+    # floating-point copies of a key far from the origin merge; distinct tiny keys do not
+    base = np.array([[1e8, 2e8, 3e8]])
+    book = _fit(HubnessBalancedCodebook(random_state=0),
+                np.vstack([base, base * (1 + 1e-15), base + [[1.0, 0, 0]]]))
+    assert book.n_keys_ == 2 and book.merge_count_.tolist() == [1, 0]
+    tiny = np.array([[0.0, 0.0], [1e-13, 0.0], [0.0, 1e-13], [3e-13, 1e-13]])
+    assert _fit(HubnessBalancedCodebook(random_state=0), tiny).n_keys_ == 4
+
+
+@pytest.mark.parametrize("scale", [1e160, 1e-170])
+@pytest.mark.parametrize("params", [{"metric": "cosine"}, {"cap_edits": 4, "eps": 0.0}])
+def test_cosine_keys_and_edit_filter_at_extreme_scales(scale, params):
+    # cosine normalisation (norms overflowed to inf: every key became the zero vector) and
+    # the centroid distances of cap_edits at 1e160 and 1e-170
+    rng = np.random.default_rng(1)
+    centres = rng.normal(size=(20, 8))
+    keys = np.repeat(centres, 3, axis=0) + 0.05 * rng.normal(size=(60, 8))
+    edits = np.repeat(np.arange(20), 3)
+    unit = _fit(HubnessBalancedCodebook(random_state=0, **params), keys, edit_ids=edits)
+    book = _fit(HubnessBalancedCodebook(random_state=0, **params), keys * scale,
+                edit_ids=edits)
+    np.testing.assert_array_equal(book.predict(keys * scale), edits)
+    np.testing.assert_allclose(book.decision_function(centres * scale),
+                               unit.decision_function(centres), rtol=1e-9)

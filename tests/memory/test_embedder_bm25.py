@@ -1,6 +1,7 @@
 """SentenceEmbedder backends and cache; IncrementalBM25 against a hand case and bm25s."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -115,3 +116,22 @@ def test_preload_cache_serves_given_vectors():
     np.testing.assert_array_equal(emb.transform(["a planted text"]), planted)
     with pytest.raises(ValueError, match=r"vectors must have shape \(1, 8\)"):
         emb.preload_cache(["x"], np.zeros((1, 3)))
+
+
+def test_hashing_fallback_is_announced_once_per_process_at_the_callers_line(monkeypatch):
+    # issue 40.16: the "not installed" notice came once per fit (three times in the demo),
+    # attributed to scikit-learn's base.py
+    from sklearn_icml26.memory import StreamingMemory, _embedder
+
+    monkeypatch.setattr(_embedder, "_minilm_available",
+                        lambda: (False, "sentence_transformers"))
+    monkeypatch.setattr(_embedder, "_FALLBACK_WARNED", set())
+    texts = ["anna violin attic", "ben tea kitchen", "carl kayak garage"]
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        first = SentenceEmbedder().fit(texts)
+        SentenceEmbedder().fit(texts)
+        StreamingMemory().fit(texts)
+    notices = [w for w in rec if "is not installed" in str(w.message)]
+    assert len(notices) == 1 and notices[0].filename == __file__
+    assert first.backend_ == "hashing"

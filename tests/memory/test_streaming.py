@@ -261,3 +261,27 @@ def test_precomputed_vectors_of_extreme_norm_keep_their_direction(factor):
     np.testing.assert_array_equal(scaled.kneighbors(Q * factor, return_distance=False),
                                   plain.kneighbors(Q, return_distance=False))
     assert scaled.kneighbors(Q * factor, return_distance=False)[:, 0].tolist() == [3, 17, 25]
+
+
+def test_feature_names_and_set_output_follow_the_kneighbors_graph():
+    # issue 40.13: no get_feature_names_out / set_output. The columns of transform are item
+    # ids (KNeighborsTransformer convention), growing with partial_fit; pandas output of the
+    # sparse graph is refused by scikit-learn with a message naming set_output.
+    texts = ["Anna keeps a violin in the attic.", "Ben likes tea.", "Carl owns a kayak."]
+    mem = StreamingMemory(_hashing(), n_neighbors=2)
+    with pytest.raises(NotFittedError):
+        mem.get_feature_names_out()
+    mem.partial_fit(texts[:2])
+    np.testing.assert_array_equal(mem.get_feature_names_out(),
+                                  ["streamingmemory0", "streamingmemory1"])
+    mem.partial_fit(texts[2:])
+    names = mem.get_feature_names_out()
+    graph = mem.transform(["Where is the kayak?"])
+    assert graph.shape[1] == len(names) == 3
+    assert names[graph.indices[graph.data.argmin()]] == "streamingmemory2"  # the kayak
+    assert mem.set_output(transform="default") is mem
+    mem.set_output(transform="pandas")
+    with pytest.raises(ValueError, match="sparse.*set_output"):
+        mem.transform(["Where is the kayak?"])
+    vec = StreamingMemory(embedder="precomputed", n_neighbors=1).fit(np.eye(4))
+    assert vec.get_feature_names_out().tolist() == [f"streamingmemory{i}" for i in range(4)]

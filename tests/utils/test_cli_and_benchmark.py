@@ -385,3 +385,27 @@ def test_measure_names_the_memory_it_measured_and_the_loop_runs_every_arm():
         run_arms([Arm("ours", broken)], {"a": [1]}, log=None)
     assert target("t", ">= 1", 2, 2 >= 1) == {"target": "t", "spec": ">= 1", "measured": 2,
                                               "met": True}
+
+
+def test_run_arms_passes_arm_kwargs_and_calls_on_row_before_the_next_arm():
+    from _common import Arm, run_arms
+
+    seen = []
+
+    def on_row(row):  # compares with the earlier rows and edits the row in place
+        row["before"] = [r["method"] for r in seen]
+        seen.append(row)
+
+    def power(data, p=1, memory=0):  # an arm's own "memory" is not measure's
+        return {"score": sum(x ** p for x in data) + memory}
+
+    def broken(data):
+        raise RuntimeError("down")
+
+    arms = [Arm("p1", power), Arm("p2", power, kwargs={"p": 2, "memory": 1}),
+            Arm("down", broken, anchor=True)]
+    rows = run_arms(arms, {"a": [1, 3]}, memory=None, seconds="s", log=None, on_row=on_row)
+    assert [r["score"] for r in rows[:2]] == [4, 11]
+    assert [r["before"] for r in rows] == [[], ["p1"], ["p1", "p2"]]
+    assert rows[2]["error"] == "RuntimeError: down" and "s" in rows[0]
+    assert "peak_traced_mb" not in rows[0] and "peak_rss_mb" not in rows[0]
