@@ -34,12 +34,9 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
-from sklearn_icml26.memory import (
-    GatedMemoryReader,
-    SentenceEmbedder,
-    make_locomo_episodes,
-    make_planted_episodes,
-)
+from sklearn_icml26.datasets import make_locomo_episodes, make_planted_episodes
+from sklearn_icml26.feature_extraction import SentenceEmbedder
+from sklearn_icml26.memory import GatedMemoryReader
 from sklearn_icml26.memory._gated_reader import (
     _check_episodes,
     _prepare,

@@ -36,7 +36,8 @@ import warnings
 import numpy as np
 
 from sklearn_icml26.datasets import load_locomo
-from sklearn_icml26.memory import IncrementalBM25, SentenceEmbedder
+from sklearn_icml26.feature_extraction import SentenceEmbedder
+from sklearn_icml26.memory import IncrementalBM25
 from sklearn_icml26.retrieval import (
     SampleCache,
     SemanticInfoGainScorer,

@@ -63,12 +63,8 @@ import numpy as np
 from scipy.spatial import cKDTree
 from sklearn.utils import Bunch
 
-from sklearn_icml26.datasets import (
-    MPF_SHAPES,
-    load_mpf_shape,
-    make_layered_sheets,
-    make_thin_shell,
-)
+from sklearn_icml26.datasets import load_mpf_shape, make_layered_sheets, make_thin_shell
+from sklearn_icml26.datasets._mpf import MPF_SHAPES
 from sklearn_icml26.metrics import layer_separation, sample_mesh
 from sklearn_icml26.metrics._surface import _surface_scores
 

@@ -37,18 +37,17 @@ from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
 from sklearn_icml26.datasets import load_locomo
+from sklearn_icml26.feature_extraction import SentenceEmbedder
 from sklearn_icml26.memory import (
-    SentenceEmbedder,
     StreamingMemory,
-    bm25_scorer,
-    bm25_tokenize,
     build_locomo_retrieval_task,
-    evaluate_retrieval,
     interleaved_memory_eval,
-    keyword_text,
     score_candidates,
 )
-from sklearn_icml26.memory._streaming import _QUESTION_WORDS
+from sklearn_icml26.memory._aoeb import bm25_scorer
+from sklearn_icml26.memory._bm25 import bm25_tokenize
+from sklearn_icml26.memory._streaming import _QUESTION_WORDS, keyword_text
+from sklearn_icml26.metrics import evaluate_retrieval
 
 from _common import (
     Arm,

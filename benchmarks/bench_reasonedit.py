@@ -44,7 +44,7 @@ from threadpoolctl import threadpool_limits
 
 from sklearn_icml26.datasets import load_locomo
 from sklearn_icml26.editing import HubnessBalancedCodebook
-from sklearn_icml26.memory import SentenceEmbedder
+from sklearn_icml26.feature_extraction import SentenceEmbedder
 from sklearn_icml26.metrics import hubness_measures
 
 from _common import (

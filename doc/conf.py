@@ -1,4 +1,4 @@
-"""Sphinx configuration. The API page is generated from ``all_estimators`` at build time."""
+"""Sphinx configuration. The API page is generated from the modules' ``__all__`` at build time."""
 
 import os
 import re
@@ -15,7 +15,6 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 from sklearn.experimental import enable_iterative_imputer  # noqa: F401
 
 import sklearn_icml26
-from sklearn_icml26.utils import all_estimators
 
 project = "sklearn_icml26"
 author = "sklearn_icml26 developers"
@@ -56,7 +55,11 @@ sphinx_gallery_conf = {
 
 
 def _write_api_page():
-    """Write api.rst: every estimator from all_estimators, then each module's public names."""
+    """Write api.rst: exactly the public names, each under the one module that exports it.
+
+    The page lists ``show_versions`` (top level) and every name of each field module's
+    ``__all__`` (frozen by ``tests/test_public_api.py``), and nothing else.
+    """
     import importlib
 
     def block(paths):
@@ -64,18 +67,16 @@ def _write_api_page():
             f"   {p}" for p in paths] + [""]
 
     lines = ["API reference", "=============", "",
-             "Generated at build time from :func:`sklearn_icml26.utils.all_estimators` and",
-             "each module's ``__all__``.", "", "Estimators", "----------"]
-    estimators = [f"{cls.__module__.rsplit('._', 1)[0]}.{name}" for name, cls in all_estimators()]
-    lines += block(estimators) if estimators else ["", "No estimator is released yet.", ""]
-    lines += ["Torch adapter", "-------------"] + block(["sklearn_icml26.base.TorchEstimatorMixin"])
-    listed = {name for name, _ in all_estimators()}
-    for sub in [m for m in sklearn_icml26._SUBMODULES if m != "base"]:
+             "Generated at build time from each module's ``__all__``. Import every name from",
+             "the module it is listed under.", "",
+             "``sklearn_icml26``", "------------------"]
+    lines += block(["sklearn_icml26.show_versions"])
+    for sub in sorted(sklearn_icml26._SUBMODULES):
         module = importlib.import_module(f"sklearn_icml26.{sub}")
-        names = [n for n in getattr(module, "__all__", []) if n not in listed]
-        if names:
-            title = f"``sklearn_icml26.{sub}``"
-            lines += [title, "-" * len(title)] + block(f"sklearn_icml26.{sub}.{n}" for n in names)
+        title = f"``sklearn_icml26.{sub}``"
+        first = (module.__doc__ or "").strip().splitlines()[0]
+        lines += [title, "-" * len(title), "", first]
+        lines += block(f"sklearn_icml26.{sub}.{n}" for n in module.__all__)
     (HERE / "api.rst").write_text("\n".join(lines) + "\n")
 
 

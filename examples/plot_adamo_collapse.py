@@ -28,7 +28,8 @@ import numpy as np
 import torch
 from sklearn.exceptions import ConvergenceWarning
 
-from sklearn_icml26.datasets import evaluate_offline_rl_policy, make_offline_rl_dataset
+from sklearn_icml26.datasets import make_offline_rl_dataset
+from sklearn_icml26.metrics import evaluate_offline_rl_policy
 from sklearn_icml26.optim import OfflineQRegressor
 
 torch.set_num_threads(1)

@@ -24,8 +24,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from sklearn_icml26.datasets import load_locomo
-from sklearn_icml26.memory import GatedMemoryReader, SentenceEmbedder, make_locomo_episodes
+from sklearn_icml26.datasets import load_locomo, make_locomo_episodes
+from sklearn_icml26.feature_extraction import SentenceEmbedder
+from sklearn_icml26.memory import GatedMemoryReader
 
 torch.set_num_threads(1)
 data = load_locomo()

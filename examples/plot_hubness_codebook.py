@@ -22,7 +22,7 @@ import numpy as np
 
 from sklearn_icml26.datasets import load_locomo
 from sklearn_icml26.editing import HubnessBalancedCodebook
-from sklearn_icml26.memory import SentenceEmbedder
+from sklearn_icml26.feature_extraction import SentenceEmbedder
 from sklearn_icml26.metrics import hubness_measures
 
 data = load_locomo()

@@ -24,7 +24,8 @@ import matplotlib.pyplot as plt
 import torch
 
 from sklearn_icml26.datasets import load_locomo
-from sklearn_icml26.memory import SentenceEmbedder, StreamingMemory, interleaved_memory_eval
+from sklearn_icml26.feature_extraction import SentenceEmbedder
+from sklearn_icml26.memory import StreamingMemory, interleaved_memory_eval
 
 torch.set_num_threads(1)
 data = load_locomo()

@@ -20,20 +20,16 @@ import torch
 from scipy.special import expit
 
 from sklearn_icml26.datasets import make_local_pattern_images
-from sklearn_icml26.vision import (
-    DEFAULT_CURVES,
-    ViolinViTClassifier,
-    space_filling_curve_order,
-    violin_mask,
-)
+from sklearn_icml26.vision import ViolinViTClassifier, space_filling_curve_order, violin_mask
 
 torch.set_num_threads(1)
+CURVES = ViolinViTClassifier().curves  # the eight curves of the default mask
 
 # %%
 # The eight curves on the 8 x 8 patch grid
 # ----------------------------------------
 fig, axes = plt.subplots(2, 4, figsize=(10, 5.2))
-for ax, kind in zip(axes.ravel(), DEFAULT_CURVES, strict=True):
+for ax, kind in zip(axes.ravel(), CURVES, strict=True):
     order = space_filling_curve_order(8, 8, kind)
     ax.plot(order[:, 1], order[:, 0], "-", color="0.3", lw=1.2)
     ax.scatter(order[:, 1], order[:, 0], c=np.arange(64), cmap="viridis", s=14, zorder=3)
@@ -54,7 +50,7 @@ clf = ViolinViTClassifier(image_shape=(16, 16), patch_size=2, max_epochs=12, lr=
 print(f"test accuracy after {clf.n_iter_} epochs: {clf.score(X[450:], y[450:]):.3f} "
       "(chance 0.25)")
 print("learned decays gamma, block 1 (rows: curves, columns: heads):")
-for kind, row in zip(DEFAULT_CURVES, clf.decay_rates_[0], strict=True):
+for kind, row in zip(CURVES, clf.decay_rates_[0], strict=True):
     print(f"  {kind:10s}", np.round(row, 4))
 print("attention scales s_h per block:", np.round(clf.attention_scales_, 3))
 

@@ -198,7 +198,7 @@ def _benchmark(args):
 
 
 def _versions(args):
-    from .utils import show_versions
+    from .utils._show_versions import show_versions
 
     show_versions()
     return 0

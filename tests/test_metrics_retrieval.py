@@ -10,7 +10,6 @@ from sklearn_icml26.metrics import (
     average_precision_at_k,
     evaluate_retrieval,
     locomo_f1,
-    locomo_tokens,
     ndcg_at_k,
     oracle_span_f1,
     precision_at_k,
@@ -18,7 +17,7 @@ from sklearn_icml26.metrics import (
     recall_at_k,
     reciprocal_rank_at_k,
 )
-from sklearn_icml26.metrics._qa import _best_span_f1, _f1_tokens
+from sklearn_icml26.metrics._qa import _best_span_f1, _f1_tokens, locomo_tokens
 
 QRELS = {"q1": {"d1": 1, "d3": 1, "d6": 1}, "q2": {"d2": 1}}
 RUN = {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.7, "d4": 0.6, "d5": 0.5},

@@ -25,8 +25,8 @@ from sklearn.utils import Bunch, check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import HasMethods, Interval, StrOptions, _fit_context
-from ..utils import progress_bar
 from ..utils._parallel import Parallel, delayed, record_warnings
+from ..utils._progress import progress_bar
 from ..utils._scaling import _pow2_scale, _robust_mean_std, _standardize
 from ..utils._stacklevel import _external_stacklevel
 from ._skewnormal import SkewNormalLSNMRegressor, _check_numeric

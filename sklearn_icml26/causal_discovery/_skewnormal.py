@@ -26,8 +26,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from .._compat import Interval, StrOptions, _fit_context
-from ..utils import progress_bar
 from ..utils._parallel import Parallel, delayed
+from ..utils._progress import progress_bar
 from ..utils._scaling import _robust_mean_std, _standardize
 from ..utils._stacklevel import _external_stacklevel
 from ._sn_likelihood import (

@@ -246,7 +246,7 @@ def evaluate_offline_rl_policy(policy, env="pointmass", *, n_episodes=100, horiz
 
     Examples
     --------
-    >>> from sklearn_icml26.datasets import evaluate_offline_rl_policy
+    >>> from sklearn_icml26.metrics import evaluate_offline_rl_policy
     >>> ret = evaluate_offline_rl_policy("uniform", n_episodes=10, random_state=0)
     >>> 0.0 <= ret <= 50.0
     True

@@ -48,7 +48,7 @@ def make_planted_episodes(n_episodes=50, n_chunks=12, chunk_len=6, n_evidence=(1
 
     Examples
     --------
-    >>> from sklearn_icml26.memory import make_planted_episodes
+    >>> from sklearn_icml26.datasets import make_planted_episodes
     >>> data = make_planted_episodes(n_episodes=3, n_chunks=4, n_evidence=1, random_state=0)
     >>> len(data.X), len(data.X[0]["chunks"]), len(data.evidence[0])
     (3, 4, 1)
@@ -130,7 +130,7 @@ def make_locomo_episodes(data=None, *, conversations=None, chunking="session", w
 
     Examples
     --------
-    >>> from sklearn_icml26.memory import make_locomo_episodes
+    >>> from sklearn_icml26.datasets import make_locomo_episodes
     >>> ep = make_locomo_episodes(conversations=["conv-26"])  # doctest: +SKIP
     """
     if chunking not in ("session", "window"):

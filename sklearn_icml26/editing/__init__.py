@@ -1,4 +1,9 @@
-"""editing: ReasonEdit's codebook of edits with hubness-balanced retrieval and a locality gate."""
+"""Knowledge editing: ReasonEdit's codebook of edits.
+
+:class:`HubnessBalancedCodebook` stores edits as key-value pairs, retrieves them with
+hubness-balanced nearest neighbours and gates out queries outside their locality. See
+:ref:`user_guide_editing`.
+"""
 
 from ._codebook import HubnessBalancedCodebook
 

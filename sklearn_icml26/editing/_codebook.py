@@ -181,8 +181,9 @@ class HubnessBalancedCodebook(BaseEstimator):
     ----------
     embedder : None, "auto" or transformer, default=None
         ``None``: ``X`` are vectors of shape (n_samples, n_features). ``"auto"``:
-        ``X`` are texts embedded by :class:`~sklearn_icml26.memory.SentenceEmbedder` (MiniLM
-        when installed, a hashing embedder otherwise). A transformer with ``fit`` and
+        ``X`` are texts embedded by
+        :class:`~sklearn_icml26.feature_extraction.SentenceEmbedder` (MiniLM when installed, a
+        hashing embedder otherwise). A transformer with ``fit`` and
         ``transform`` on lists of str: used as is when already fitted, otherwise a clone is
         fitted on the texts of the first call after a reset.
     metric : {"euclidean", "cosine"}, default="euclidean"
@@ -389,13 +390,13 @@ class HubnessBalancedCodebook(BaseEstimator):
         return self.embedder is not None
 
     def _check_texts(self, X, name="X"):
-        from ..memory._embedder import check_texts
+        from ..feature_extraction._embedder import check_texts
 
         return check_texts(X, name=name, owner=type(self).__name__)
 
     def _make_embedder(self):
         if self.embedder == "auto":
-            from ..memory import SentenceEmbedder
+            from ..feature_extraction import SentenceEmbedder
 
             return SentenceEmbedder()
         try:

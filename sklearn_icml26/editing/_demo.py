@@ -73,7 +73,7 @@ def run_demo(data_home=None, verbose=1, fast=False):
     >>> table = run_demo(verbose=0, fast=True)  # doctest: +SKIP
     """
     from ..datasets import load_locomo
-    from ..memory import SentenceEmbedder
+    from ..feature_extraction import SentenceEmbedder
 
     data = load_locomo(data_home)
     conv = "conv-26"

@@ -6,8 +6,8 @@ import numpy as np
 from sklearn.linear_model import RidgeCV
 
 from ..datasets import load_ese_covid_victoria
-from ..utils import progress_bar
 from ..utils._demo_rows import demo_row, demo_table
+from ..utils._progress import progress_bar
 from . import ESERegressor, PerSystemRegressor, sliding_window
 
 __all__ = ["run_demo"]

@@ -21,8 +21,8 @@ from sklearn.linear_model import LinearRegression
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import HasMethods, Interval, StrOptions, _fit_context
-from ..utils import progress_bar
 from ..utils._parallel import Parallel, delayed
+from ..utils._progress import progress_bar
 from ..utils._validation import _check_numeric_target
 from ..utils._weights import (
     check_sample_weight,

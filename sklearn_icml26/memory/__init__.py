@@ -1,37 +1,26 @@
-"""Streaming external memory for LLM agents (Neuromem) and the AOEB LoCoMo retrieval slice.
+"""External memory for LLM agents: streaming memory (Neuromem) and a gated reader (GRUMem).
 
-``SentenceEmbedder`` turns texts into vectors (MiniLM offline, hashing or TF-IDF);
-``IncrementalBM25`` is a BM25 index that grows and shrinks one document at a time.
+:class:`StreamingMemory` stores a conversation as it streams in and retrieves evidence for a
+question; :class:`GatedMemoryReader` learns to read memory chunks with a gated recurrent state;
+:class:`IncrementalBM25` is a BM25 index that grows and shrinks one document at a time.
+:func:`interleaved_memory_eval` runs the interleaved insert/query protocol on a memory, and
+:func:`build_locomo_retrieval_task` with :func:`score_candidates` the AOEB LoCoMo retrieval
+slice (score it with :func:`sklearn_icml26.metrics.evaluate_retrieval`). Texts are embedded by
+:class:`sklearn_icml26.feature_extraction.SentenceEmbedder`. See :ref:`user_guide_memory` and
+:ref:`user_guide_grumem`.
 """
 
-from ._bm25 import BM25_STOPWORDS_EN, IncrementalBM25, bm25_tokenize
-from ._embedder import SentenceEmbedder
+from ._aoeb import build_locomo_retrieval_task, score_candidates
+from ._bm25 import IncrementalBM25
+from ._gated_reader import GatedMemoryReader
+from ._protocol import interleaved_memory_eval
+from ._streaming import StreamingMemory
 
-__all__ = ["BM25_STOPWORDS_EN", "IncrementalBM25", "SentenceEmbedder", "bm25_tokenize"]
-
-from ._streaming import StreamingMemory, keyword_text  # noqa: E402
-
-__all__ += ["StreamingMemory", "keyword_text"]
-
-from ._protocol import interleaved_memory_eval, round_thresholds  # noqa: E402
-
-__all__ += ["interleaved_memory_eval", "round_thresholds"]
-
-from ._aoeb import (  # noqa: E402
-    AOEB_LOCOMO_SUBSETS,
-    bm25_scorer,
-    build_locomo_retrieval_task,
-    evaluate_retrieval,
-    score_candidates,
-)
-
-__all__ += ["AOEB_LOCOMO_SUBSETS", "bm25_scorer", "build_locomo_retrieval_task",
-            "evaluate_retrieval", "score_candidates"]
-
-from ._gated_reader import (  # noqa: E402
-    GatedMemoryReader,
-    make_locomo_episodes,
-    make_planted_episodes,
-)
-
-__all__ += ["GatedMemoryReader", "make_locomo_episodes", "make_planted_episodes"]
+__all__ = [
+    "GatedMemoryReader",
+    "IncrementalBM25",
+    "StreamingMemory",
+    "build_locomo_retrieval_task",
+    "interleaved_memory_eval",
+    "score_candidates",
+]

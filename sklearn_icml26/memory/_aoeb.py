@@ -104,7 +104,7 @@ def bm25_scorer(query_texts, doc_texts, k1=1.5, b=0.75):
 
     Examples
     --------
-    >>> from sklearn_icml26.memory import bm25_scorer
+    >>> from sklearn_icml26.memory._aoeb import bm25_scorer
     >>> bm25_scorer(["red apple"], ["a red apple", "a green pear"]).shape
     (1, 2)
     """
@@ -141,7 +141,8 @@ def score_candidates(scorer, task, *, batch_size=64):
 
     Examples
     --------
-    >>> from sklearn_icml26.memory import score_candidates, bm25_scorer
+    >>> from sklearn_icml26.memory import score_candidates
+    >>> from sklearn_icml26.memory._aoeb import bm25_scorer
     >>> run = score_candidates(bm25_scorer, task)  # doctest: +SKIP
     """
     run = {}

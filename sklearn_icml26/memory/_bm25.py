@@ -33,7 +33,7 @@ def bm25_tokenize(text, stopwords=BM25_STOPWORDS_EN):
 
     Examples
     --------
-    >>> from sklearn_icml26.memory import bm25_tokenize
+    >>> from sklearn_icml26.memory._bm25 import bm25_tokenize
     >>> bm25_tokenize("Alice went to the climbing group.")
     ['alice', 'went', 'climbing', 'group']
     """

@@ -11,8 +11,8 @@ import time
 import warnings
 
 from ..datasets import load_locomo
+from ..feature_extraction._embedder import SentenceEmbedder
 from ..utils._demo_rows import demo_row, demo_table
-from ._embedder import SentenceEmbedder
 from ._protocol import interleaved_memory_eval
 from ._streaming import StreamingMemory
 
@@ -101,7 +101,8 @@ def run_grumem_demo(data_home=None, verbose=1, fast=False):
     >>> from sklearn_icml26.memory._demo import run_grumem_demo
     >>> table = run_grumem_demo(verbose=0, fast=True)  # doctest: +SKIP
     """
-    from ._gated_reader import GatedMemoryReader, make_locomo_episodes
+    from ..datasets import make_locomo_episodes
+    from ._gated_reader import GatedMemoryReader
 
     data = load_locomo(data_home)
     if fast:

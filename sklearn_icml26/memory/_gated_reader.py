@@ -16,9 +16,9 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from .._compat import HasMethods, Interval, StrOptions, _fit_context
 from ..datasets._reading_episodes import make_locomo_episodes, make_planted_episodes
+from ..feature_extraction._embedder import SentenceEmbedder
 from ..utils._docstrings import Substitution, _torch_docstrings
 from ..utils._parallel import Parallel, delayed
-from ._embedder import SentenceEmbedder
 from ._gated_episodes import _check_episodes, _check_evidence, _prepare
 from ._gated_policy import (
     _EXIT_PARAMS,
@@ -213,8 +213,9 @@ default="adam"
 
     Examples
     --------
-    >>> from sklearn_icml26.memory import GatedMemoryReader, SentenceEmbedder
-    >>> from sklearn_icml26.memory import make_planted_episodes
+    >>> from sklearn_icml26.feature_extraction import SentenceEmbedder
+    >>> from sklearn_icml26.memory import GatedMemoryReader
+    >>> from sklearn_icml26.datasets import make_planted_episodes
     >>> data = make_planted_episodes(n_episodes=20, n_chunks=6, random_state=0)
     >>> reader = GatedMemoryReader(SentenceEmbedder(backend="hashing"), max_iter=20,
     ...                            batch_size=8, random_state=0)

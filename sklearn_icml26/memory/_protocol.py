@@ -9,10 +9,10 @@ import pandas as pd
 from sklearn.base import clone
 from sklearn.utils import Bunch
 
+from ..feature_extraction._embedder import SentenceEmbedder
 from ..metrics._qa import _answer_parts, _best_span_f1, locomo_f1, locomo_tokens
-from ..utils import progress_bar
 from ..utils._parallel import Parallel, delayed
-from ._embedder import SentenceEmbedder
+from ..utils._progress import progress_bar
 
 __all__ = ["interleaved_memory_eval", "round_thresholds"]
 
@@ -34,7 +34,7 @@ def round_thresholds(n_questions, n_rounds):
 
     Examples
     --------
-    >>> from sklearn_icml26.memory import round_thresholds
+    >>> from sklearn_icml26.memory._protocol import round_thresholds
     >>> round_thresholds(152, 5)
     [30, 61, 91, 122, 152]
     """
@@ -237,7 +237,8 @@ def interleaved_memory_eval(memory, data=None, *, conversations=None, text="turn
 
     Examples
     --------
-    >>> from sklearn_icml26.memory import SentenceEmbedder, StreamingMemory
+    >>> from sklearn_icml26.feature_extraction import SentenceEmbedder
+    >>> from sklearn_icml26.memory import StreamingMemory
     >>> from sklearn_icml26.memory import interleaved_memory_eval
     >>> mem = StreamingMemory(SentenceEmbedder(backend="hashing"), structure="bm25")
     >>> res = interleaved_memory_eval(mem, conversations=[0], n_rounds=2)  # doctest: +SKIP

@@ -17,9 +17,9 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
 from .._compat import HasMethods, Interval, StrOptions, _fit_context
+from ..feature_extraction._embedder import SentenceEmbedder, check_texts
 from ..utils._scaling import _pow2_scale
 from ._bm25 import IncrementalBM25, bm25_tokenize
-from ._embedder import SentenceEmbedder, check_texts
 
 __all__ = ["StreamingMemory", "keyword_text"]
 
@@ -50,7 +50,7 @@ def keyword_text(text, extra_stop_words=()):
 
     Examples
     --------
-    >>> from sklearn_icml26.memory import keyword_text
+    >>> from sklearn_icml26.memory._streaming import keyword_text
     >>> keyword_text("Alice: I went to the climbing group yesterday!")
     'alice went climbing group yesterday'
     """
@@ -275,7 +275,8 @@ class StreamingMemory(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
 
     Examples
     --------
-    >>> from sklearn_icml26.memory import SentenceEmbedder, StreamingMemory
+    >>> from sklearn_icml26.feature_extraction import SentenceEmbedder
+    >>> from sklearn_icml26.memory import StreamingMemory
     >>> mem = StreamingMemory(embedder=SentenceEmbedder(backend="hashing"), n_neighbors=1)
     >>> mem = mem.partial_fit(["Anna keeps a violin in the attic.", "Ben likes tea."])
     >>> mem = mem.partial_fit(["Carl keeps a kayak in the garage."])

@@ -28,7 +28,7 @@ def locomo_normalize(text):
 
     Examples
     --------
-    >>> from sklearn_icml26.metrics import locomo_normalize
+    >>> from sklearn_icml26.metrics._qa import locomo_normalize
     >>> locomo_normalize("The Sunday before 25 May, 2023!")
     'sunday before 25 may 2023'
     """
@@ -70,7 +70,7 @@ def locomo_tokens(text):
 
     Examples
     --------
-    >>> from sklearn_icml26.metrics import locomo_tokens
+    >>> from sklearn_icml26.metrics._qa import locomo_tokens
     >>> locomo_tokens("She was running to the shops")
     ['she', 'wa', 'run', 'to', 'shop']
     """

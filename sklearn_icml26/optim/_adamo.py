@@ -8,7 +8,7 @@ from torch.optim import Optimizer
 
 from .._compat import torch_foreach
 
-__all__ = ["AdamO", "AdamOTD"]
+__all__ = ["AdamO"]
 
 _ORTHO_OPTIONS = ("auto", True, False)
 
@@ -113,7 +113,7 @@ class AdamO(Optimizer):
     **Name clash.** Rosseau, Müller and Nowé, "Preserving Plasticity in Continual Learning via
     Dynamical Isometry" (ICML 2026, arXiv:2606.09762) also call their optimizer "AdamO"; theirs
     takes an unbudgeted isometry step for continual learning. This class is the offline-RL
-    optimizer of Qiao et al.; the alias :data:`AdamOTD` names it without ambiguity.
+    optimizer of Qiao et al.
 
     Read more, and what the remedies of the collapse compare to, in the
     :ref:`User Guide <user_guide_optim>`.
@@ -339,7 +339,3 @@ class AdamO(Optimizer):
                 state["last_budget_scale"] = s
         return deltas
 
-
-#: Alias of :class:`AdamO` that tells it apart from the continual-learning "AdamO" of
-#: Rosseau et al. (ICML 2026).
-AdamOTD = AdamO

@@ -10,7 +10,8 @@ import warnings
 
 from sklearn.exceptions import ConvergenceWarning
 
-from ..datasets import evaluate_offline_rl_policy, make_offline_rl_dataset
+from ..datasets import make_offline_rl_dataset
+from ..metrics import evaluate_offline_rl_policy
 from ..utils._demo_rows import demo_row, demo_table
 from ..utils._threads import single_threaded
 from ._offline_q import OfflineQRegressor

@@ -3,17 +3,13 @@
 :class:`SemanticInfoGainScorer` measures how much a passage moves a generator's belief over the
 semantic clusters of its sampled answers (InfoReasoner's semantic information gain);
 :class:`InfoGainReranker` ranks candidate passages by it; :func:`semantic_entropy` is the
-entropy over clusters of equivalent answers. Answer generators: :class:`TableGenerator` (a stub of
-fixed samples) and :class:`SmolLM2Generator` (a small local instruction-tuned model).
+entropy over clusters of equivalent answers; a :class:`SampleCache` shares sampled answers
+between scorers. Answer generators: :class:`TableGenerator` (a stub of fixed samples) and
+:class:`SmolLM2Generator` (a small local instruction-tuned model, whose file
+:func:`fetch_smollm2` downloads). See :ref:`user_guide_retrieval`.
 """
 
-from ._generators import (
-    SmolLM2Generator,
-    TableGenerator,
-    build_prompt,
-    context_of_prompt,
-    fetch_smollm2,
-)
+from ._generators import SmolLM2Generator, TableGenerator, fetch_smollm2
 from ._info_gain import SampleCache, SemanticInfoGainScorer
 from ._reranker import InfoGainReranker
 from ._semantic_entropy import semantic_entropy
@@ -24,8 +20,6 @@ __all__ = [
     "SemanticInfoGainScorer",
     "SmolLM2Generator",
     "TableGenerator",
-    "build_prompt",
-    "context_of_prompt",
     "fetch_smollm2",
     "semantic_entropy",
 ]

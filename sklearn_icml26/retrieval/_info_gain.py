@@ -220,7 +220,8 @@ default="exact+embedding"
         Contexts are cut to their first words (with a warning).
     embedder : transformer or None, default=None
         Text embedder of ``"exact+embedding"`` (``transform(list of str)`` returns vectors);
-        ``None`` is :class:`~sklearn_icml26.memory.SentenceEmbedder` (MiniLM when installed).
+        ``None`` is :class:`~sklearn_icml26.feature_extraction.SentenceEmbedder` (MiniLM when
+        installed).
         An unfitted scikit-learn embedder is cloned and fitted on one placeholder text; any
         other object is used as it is.
     cache : bool or SampleCache, default=True
@@ -352,7 +353,7 @@ default="exact+embedding"
         return self
 
     def _resolve_embedder(self):
-        from ..memory import SentenceEmbedder
+        from ..feature_extraction import SentenceEmbedder
 
         emb = self.embedder
         if emb is None:

@@ -50,7 +50,7 @@ def _embed(embedder, texts):
 
 
 def _default_embedder():
-    from ..memory import SentenceEmbedder
+    from ..feature_extraction import SentenceEmbedder
 
     return SentenceEmbedder().fit(["information gain"])
 
@@ -165,7 +165,7 @@ default="exact+embedding"
         Logarithm base; ``None`` gives nats.
     embedder : transformer or None, default=None
         Fitted text embedder for ``"exact+embedding"``; ``None`` fits a
-        :class:`~sklearn_icml26.memory.SentenceEmbedder`.
+        :class:`~sklearn_icml26.feature_extraction.SentenceEmbedder`.
     return_clusters : bool, default=False
         Also return cluster ids and cluster probabilities.
 

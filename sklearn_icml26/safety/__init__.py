@@ -7,8 +7,9 @@ high- and non-high-resource languages (SS-Neurons, with a hypergeometric overlap
 suppresses or boosts them in context managers; measures refusal (first-token log-odds, or
 generations labelled by :class:`RefusalJudge`, which has a "broken output" class); checks
 causality against random neuron sets of the same layer profile; and fine-tunes only the chosen
-neurons. :func:`overlap_test` and :func:`benjamini_hochberg` are its tests;
-:class:`ByteTokenizer` serves small random models. See the user guide ``safety_neurons``.
+neurons. :func:`overlap_test` and :func:`benjamini_hochberg` are its tests; ``REFUSAL_MARKERS``
+is the default table of refusal phrases per language (extend it for other languages);
+:class:`ByteTokenizer` serves small random models. See :ref:`safety_neurons`.
 """
 
 from ._judge import REFUSAL_MARKERS, RefusalJudge
@@ -17,8 +18,8 @@ from ._neurons import SafetyNeuronFinder
 from ._stats import benjamini_hochberg, overlap_test
 
 __all__ = [
-    "REFUSAL_MARKERS",
     "ByteTokenizer",
+    "REFUSAL_MARKERS",
     "RefusalJudge",
     "SafetyNeuronFinder",
     "benjamini_hochberg",

@@ -13,7 +13,7 @@ from sklearn.utils import Bunch, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
-from ..memory._embedder import check_texts
+from ..feature_extraction._embedder import check_texts
 from ..utils._docstrings import Substitution, _torch_docstrings
 from ..utils._progress import progress_bar
 from ._judge import REFUSAL_MARKERS, RefusalJudge

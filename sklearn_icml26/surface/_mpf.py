@@ -117,7 +117,7 @@ class MPFSurface(_FieldExtraction, TorchEstimatorMixin, TransformerMixin,
     softplus_beta : float, default=1.0
         Sharpness of the softplus that makes ``r`` non-negative.
     loss_weights : dict or None, default=None
-        Weights of the loss terms; missing keys take :data:`DEFAULT_LOSS_WEIGHTS`
+        Weights of the loss terms; missing keys take their defaults
         (``zero`` 3000, ``far`` 100, ``metric`` 300, ``eikonal`` 50, ``align`` 10,
         ``normal`` 100, ``laplacian`` 1, ``phase`` 50).
     align_magnitude : float, default=1.0
@@ -248,8 +248,8 @@ default="adam"
         {loss_curve_}
         The loss is the weighted sum of the terms.
     loss_terms_ : ndarray of shape (n_iter_, 8)
-        Per-epoch means of the unweighted loss terms in the order of
-        :data:`DEFAULT_LOSS_WEIGHTS` (0 where a term is off).
+        Per-epoch means of the unweighted loss terms in the order of ``loss_weights`` above
+        (0 where a term is off).
 
     See Also
     --------

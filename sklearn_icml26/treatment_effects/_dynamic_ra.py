@@ -37,8 +37,8 @@ from sklearn.utils.validation import (
 from threadpoolctl import threadpool_limits
 
 from .._compat import HasMethods, Interval, StrOptions, _fit_context
-from ..utils import progress_bar
 from ..utils._parallel import Parallel, delayed
+from ..utils._progress import progress_bar
 from ..utils._weights import check_sample_weight
 from ._baselines import _baselines
 from ._inference import (

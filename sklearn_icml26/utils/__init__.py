@@ -1,7 +1,9 @@
-"""Utilities shared by the estimators: discovery, versions, progress bars."""
+"""Utilities: the discovery of the package's estimators.
 
-from ._progress import progress_bar
-from ._show_versions import show_versions
-from .discovery import all_estimators
+:func:`all_estimators` lists every public estimator class (as
+:func:`sklearn.utils.discovery.all_estimators` does for scikit-learn).
+"""
 
-__all__ = ["all_estimators", "progress_bar", "show_versions"]
+from ._discovery import all_estimators
+
+__all__ = ["all_estimators"]

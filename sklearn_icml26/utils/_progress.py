@@ -70,7 +70,7 @@ def progress_bar(iterable=None, *, verbose=1, **kwargs):
 
     Examples
     --------
-    >>> from sklearn_icml26.utils import progress_bar
+    >>> from sklearn_icml26.utils._progress import progress_bar
     >>> sum(progress_bar(range(3), verbose=0))
     3
     """

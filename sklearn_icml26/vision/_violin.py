@@ -176,7 +176,8 @@ def space_filling_curve_order(h, w, kind):
     w : int
         Number of grid columns, >= 1.
     kind : str
-        Curve name, one of :data:`CURVE_NAMES`.
+        Curve name: ``"snake"``, ``"hilbert"``, ``"morton"`` (alias ``"peano"``) or
+        ``"zigzag"``, or one of them with ``"_T"`` appended (the transposed curve).
 
     Returns
     -------
@@ -214,7 +215,8 @@ def curve_positions(h, w, kind):
     w : int
         Number of grid columns, >= 1.
     kind : str
-        Curve name, one of :data:`CURVE_NAMES`.
+        Curve name: ``"snake"``, ``"hilbert"``, ``"morton"`` (alias ``"peano"``) or
+        ``"zigzag"``, or one of them with ``"_T"`` appended (the transposed curve).
 
     Returns
     -------
@@ -271,7 +273,8 @@ def violin_mask(h, w, decay, curves=DEFAULT_CURVES, cls_token=False):
         Decay ``gamma`` per curve (one value for all curves), each in (0, 1]; ``1`` gives
         the all-ones mask.
     curves : tuple of str, default=DEFAULT_CURVES
-        Curve names (non-empty), see :data:`CURVE_NAMES`; equal weights.
+        Curve names (non-empty; see :func:`space_filling_curve_order`); equal weights. The
+        default is the paper's eight: the four curves and their transposes.
     cls_token : bool, default=False
         Prepend a class token whose row and column are 1.
 
@@ -344,7 +347,8 @@ class ViolinAttention(nn.Module):
         ``(gh, gw)``: the patch grid, ``N = gh * gw`` patch tokens in raster order; positive
         integers.
     curves : tuple of str, default=DEFAULT_CURVES
-        Curves of the mask (non-empty with ``mask="learned"`` or ``"fixed"``).
+        Curves of the mask, the paper's eight by default (non-empty with ``mask="learned"``
+        or ``"fixed"``).
     mask : {"learned", "fixed", "ones"} or None, default="learned"
         ``"learned"``: one decay per (curve, head) and one scale per head are trained;
         ``"fixed"``: decay ``0.996`` for every curve, learned scales; ``"ones"``: ``M = 1`` with
@@ -767,7 +771,8 @@ class ViolinViTClassifier(TorchEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``"learned"``: decays per (curve, head) and scales per head are trained;
         ``"fixed"``: every decay is 0.996; ``"ones"``: scale only; ``None``: plain ViT.
     curves : tuple of str, default=DEFAULT_CURVES
-        Space-filling curves of the mask (:data:`CURVE_NAMES`); equal weights.
+        Space-filling curves of the mask (names as in :func:`space_filling_curve_order`);
+        equal weights. The default is the paper's eight: the four curves and their transposes.
     decay_init : tuple of float, default=(5.0, 9.0)
         Interval of the uniform initialisation of the decay logits ``a``
         (``gamma = sigmoid(a)``).

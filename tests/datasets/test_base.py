@@ -7,7 +7,8 @@ from functools import partial
 
 import pytest
 
-from sklearn_icml26.datasets import RemoteFile, clear_data_home, fetch_files, get_data_home
+from sklearn_icml26.datasets import clear_data_home, get_data_home
+from sklearn_icml26.datasets._base import RemoteFile, fetch_files
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from sklearn.pipeline import Pipeline
 from sklearn_icml26.datasets import make_edit_stream
 from sklearn_icml26.editing import HubnessBalancedCodebook
 from sklearn_icml26.editing._index import _ioa, _lens_area, _merge_target
-from sklearn_icml26.memory import SentenceEmbedder
+from sklearn_icml26.feature_extraction import SentenceEmbedder
 from sklearn_icml26.metrics import hubness_measures
 
 torch.set_num_threads(1)

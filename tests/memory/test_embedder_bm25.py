@@ -8,7 +8,9 @@ import pandas as pd
 import pytest
 from sklearn.base import clone
 
-from sklearn_icml26.memory import IncrementalBM25, SentenceEmbedder, bm25_tokenize
+from sklearn_icml26.feature_extraction import SentenceEmbedder
+from sklearn_icml26.memory import IncrementalBM25
+from sklearn_icml26.memory._bm25 import bm25_tokenize
 
 TEXTS = ["Alice went to the support group", "Bea painted a sunrise", "", "a the of"]
 
@@ -119,7 +121,8 @@ def test_preload_cache_serves_given_vectors():
 def test_hashing_fallback_is_announced_once_per_process_at_the_callers_line(monkeypatch):
     # issue 40.16: the "not installed" notice came once per fit (three times in the demo),
     # attributed to scikit-learn's base.py
-    from sklearn_icml26.memory import StreamingMemory, _embedder
+    from sklearn_icml26.feature_extraction import _embedder
+    from sklearn_icml26.memory import StreamingMemory
 
     monkeypatch.setattr(_embedder, "_minilm_available",
                         lambda: (False, "sentence_transformers"))

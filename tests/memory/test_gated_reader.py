@@ -15,12 +15,9 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.validation import check_is_fitted
 
-from sklearn_icml26.memory import (
-    GatedMemoryReader,
-    SentenceEmbedder,
-    StreamingMemory,
-    make_planted_episodes,
-)
+from sklearn_icml26.datasets import make_planted_episodes
+from sklearn_icml26.feature_extraction import SentenceEmbedder
+from sklearn_icml26.memory import GatedMemoryReader, StreamingMemory
 from sklearn_icml26.memory._gated_reader import (
     _check_episodes,
     _init_params,
@@ -434,8 +431,7 @@ def test_smoke_data_shape():
 def test_locomo_episodes_and_data_anchors():
     from conftest import require_data
 
-    from sklearn_icml26.datasets import load_locomo
-    from sklearn_icml26.memory import make_locomo_episodes
+    from sklearn_icml26.datasets import load_locomo, make_locomo_episodes
 
     require_data("locomo/locomo10.json")
     data = load_locomo()

@@ -7,13 +7,13 @@ import pytest
 from conftest import require_data
 from sklearn.utils import Bunch
 
+from sklearn_icml26.feature_extraction import SentenceEmbedder
 from sklearn_icml26.memory import (
-    SentenceEmbedder,
     StreamingMemory,
     build_locomo_retrieval_task,
     interleaved_memory_eval,
-    round_thresholds,
 )
+from sklearn_icml26.memory._protocol import round_thresholds
 
 WORDS = ["apple", "river", "violin", "garden", "kayak", "lantern", "cherry"]
 

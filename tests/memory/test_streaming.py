@@ -10,7 +10,8 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
 
 from sklearn_icml26.datasets import make_memory_stream
-from sklearn_icml26.memory import SentenceEmbedder, StreamingMemory
+from sklearn_icml26.feature_extraction import SentenceEmbedder
+from sklearn_icml26.memory import StreamingMemory
 
 
 def _hashing():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from sklearn_icml26.optim import AdamO, AdamOTD
+from sklearn_icml26.optim import AdamO
 from sklearn_icml26.optim._adamo import orthogonality_residual
 
 torch.set_num_threads(1)
@@ -199,10 +199,9 @@ def test_hyperparameters_of_the_wrong_type_or_infinite(kwargs, error, match):
         AdamO([torch.nn.Parameter(torch.zeros(2, 2))], **kwargs)
 
 
-def test_bad_orthogonalize_option_and_alias():
+def test_bad_orthogonalize_option_and_name_clash_note():
     with pytest.raises(ValueError, match="orthogonalize must be"):
         AdamO([{"params": [torch.nn.Parameter(torch.zeros(2, 2))], "orthogonalize": "yes"}])
-    assert AdamOTD is AdamO
     assert "Rosseau" in AdamO.__doc__ and "2605.01968" in AdamO.__doc__
 
 

@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from sklearn_icml26.datasets import evaluate_offline_rl_policy, make_offline_rl_dataset
+from sklearn_icml26.datasets import make_offline_rl_dataset
 from sklearn_icml26.datasets._offline_rl import _PM_MOVES, cartpole_step
+from sklearn_icml26.metrics import evaluate_offline_rl_policy
 
 
 def test_pointmass_dynamics_rewards_and_narrow_behaviour():

@@ -17,10 +17,9 @@ from sklearn_icml26.retrieval import (
     SemanticInfoGainScorer,
     SmolLM2Generator,
     TableGenerator,
-    build_prompt,
-    context_of_prompt,
     semantic_entropy,
 )
+from sklearn_icml26.retrieval._generators import build_prompt, context_of_prompt
 from sklearn_icml26.utils._estimator_checks import get_smoke_data
 
 torch.set_num_threads(1)
@@ -555,7 +554,7 @@ def test_warnings_empty_samples_and_truncation():
 
 
 def test_hashing_fallback_warns_about_calibration(monkeypatch):
-    from sklearn_icml26.memory import _embedder
+    from sklearn_icml26.feature_extraction import _embedder
 
     monkeypatch.setattr(_embedder, "_minilm_available", lambda: (False, "sentence_transformers"))
     with pytest.warns(UserWarning, match="cosine_floor=0.3 was calibrated on MiniLM"):

@@ -9,7 +9,8 @@ import zipfile
 
 import pytest
 
-from sklearn_icml26.sandbox import EnvironmentCache, tree_digest
+from sklearn_icml26.sandbox import EnvironmentCache
+from sklearn_icml26.sandbox._cache import tree_digest
 
 
 @pytest.fixture()

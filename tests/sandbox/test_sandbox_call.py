@@ -15,7 +15,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_icml26.sandbox import (
     EnvironmentCache,
-    SandboxBackend,
     SandboxLimits,
     SandboxUnavailableError,
     TaskSandbox,
@@ -23,6 +22,7 @@ from sklearn_icml26.sandbox import (
     run_in_sandbox,
 )
 from sklearn_icml26.sandbox._call import SandboxTaskError, safe_loads
+from sklearn_icml26.sandbox._joblib_backend import SandboxBackend
 
 try:
     check_sandbox_support()

@@ -23,7 +23,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from sklearn_icml26.base import _DIVERGENCE_PATTERN
-from sklearn_icml26.datasets import MPF_SHAPES, load_mpf_shape, make_thin_shell
+from sklearn_icml26.datasets import load_mpf_shape, make_thin_shell
+from sklearn_icml26.datasets._mpf import MPF_SHAPES
 from sklearn_icml26.metrics import (
     chamfer_distance,
     f_score,
@@ -31,7 +32,8 @@ from sklearn_icml26.metrics import (
     sample_mesh,
     sample_polylines,
 )
-from sklearn_icml26.surface import DEFAULT_LOSS_WEIGHTS, MPFSurface
+from sklearn_icml26.surface import MPFSurface
+from sklearn_icml26.surface._loss import DEFAULT_LOSS_WEIGHTS
 from sklearn_icml26.surface._network import _MPFModule
 
 # the configuration the 2-D thresholds were measured with (heads of 64, one near and one free

@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from sklearn_icml26.memory import SentenceEmbedder, _embedder
+from sklearn_icml26.feature_extraction import SentenceEmbedder, _embedder
 
 CORPUS_A = ["apple banana", "cherry date", "elder fig"]  # 6 terms
 CORPUS_B = ["red green", "blue", "cyan magenta", "black"]  # 6 terms, other words
@@ -135,6 +135,6 @@ def test_sandbox_backend_is_registered_on_first_use_not_at_import():
         "        pass\n"
         "except TypeError as exc:\n"  # no cache given: the backend itself says so
         "    assert 'needs cache=EnvironmentCache' in str(exc)\n"
-        "assert BACKENDS['sandbox'] is sklearn_icml26.sandbox.SandboxBackend\n"
+        "assert BACKENDS['sandbox'] is sklearn_icml26.sandbox._joblib_backend.SandboxBackend\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -2,7 +2,7 @@
 
 import io
 
-from sklearn_icml26.utils import progress_bar
+from sklearn_icml26.utils._progress import progress_bar
 
 
 def test_log_file_gets_plain_lines_first_and_final_state():

@@ -19,15 +19,13 @@ from torch import nn
 
 from sklearn_icml26.datasets import make_bar_images
 from sklearn_icml26.vision import (
-    CURVE_NAMES,
-    DEFAULT_CURVES,
     ViolinAttention,
     ViolinViTClassifier,
     curve_positions,
     space_filling_curve_order,
     violin_mask,
 )
-from sklearn_icml26.vision._violin import _ViolinViT
+from sklearn_icml26.vision._violin import CURVE_NAMES, DEFAULT_CURVES, _ViolinViT
 
 torch.set_num_threads(1)
 

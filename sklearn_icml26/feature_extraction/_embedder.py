@@ -191,7 +191,7 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
         Torch device of the ``"minilm"`` backend.
     verbose : int, default=0
         When positive, show the progress of the ``"minilm"`` encoder over batches
-        (:func:`~sklearn_icml26.utils.progress_bar`: a bar in a terminal, plain lines in a
+        (``sklearn_icml26.utils._progress.progress_bar``: a bar in a terminal, plain lines in a
         log).
 
     Attributes
@@ -221,7 +221,7 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
 
     Examples
     --------
-    >>> from sklearn_icml26.memory import SentenceEmbedder
+    >>> from sklearn_icml26.feature_extraction import SentenceEmbedder
     >>> emb = SentenceEmbedder(backend="hashing").fit(["a red apple", "a green pear"])
     >>> Z = emb.transform(["a red apple", "green"])
     >>> Z.shape
@@ -440,7 +440,7 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
 
         Examples
         --------
-        >>> from sklearn_icml26.memory import SentenceEmbedder
+        >>> from sklearn_icml26.feature_extraction import SentenceEmbedder
         >>> SentenceEmbedder.clear_cache()
         """
         with _LOCK:
