@@ -29,21 +29,13 @@ transformers) with a planted "harmful" neuron, made-up prompts in three made-up 
 same steps; seconds. Its result file ``results/safety_neurons_quick.json`` is never committed.
 """
 
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from sklearn_icml26.safety import ByteTokenizer, SafetyNeuronFinder
 
-from sklearn_icml26.utils._benchmark import (  # noqa: E402
-    benchmark_parser,
-    markdown_table,
-    write_results,
-)
-
-from sklearn_icml26.safety import ByteTokenizer, SafetyNeuronFinder  # noqa: E402
+from _common import benchmark_parser, markdown_table, target, write_results
 
 NAME = "safety_neurons"
 METHOD = "SafetyNeuronFinder"
@@ -288,20 +280,19 @@ def main(argv=None):
     targets = []
     if "suppress" in causal:
         s = causal["suppress"][causal["suppress"].language.isin(nhr)]
-        targets.append({"target": "suppressing SS lowers NHR refusal more than random sets",
-                        "spec": "p < 0.05 in every NHR language",
-                        "measured": float(s.pvalue.max()),
-                        "met": bool((s.pvalue < 0.05).all() and (s.effect < 0).all())})
+        targets.append(target("suppressing SS lowers NHR refusal more than random sets",
+                              "p < 0.05 in every NHR language", float(s.pvalue.max()),
+                              bool((s.pvalue < 0.05).all() and (s.effect < 0).all())))
         b = causal["boost"][causal["boost"].language.isin(nhr)]
-        targets.append({"target": "boosting SS raises NHR refusal", "spec": "> 0",
-                        "measured": float(b.effect.min()), "met": bool((b.effect > 0).all())})
+        targets.append(target("boosting SS raises NHR refusal", "> 0",
+                              float(b.effect.min()), bool((b.effect > 0).all())))
     if tuning:
         gain = tuning["SS-Neurons"][0] - tuning["random neurons"][0]
-        targets.append({"target": "SS tuning beats random-neuron tuning on held-out refusal",
-                        "spec": "> 0", "measured": gain, "met": bool(gain > 0)})
+        targets.append(target("SS tuning beats random-neuron tuning on held-out refusal", "> 0",
+                              gain, bool(gain > 0)))
         dppl = tuning["SS-Neurons"][1]
-        targets.append({"target": "harmless perplexity after SS tuning", "spec": "within 5 %",
-                        "measured": dppl, "met": bool(abs(dppl) <= 0.05)})
+        targets.append(target("harmless perplexity after SS tuning", "within 5 %",
+                              dppl, bool(abs(dppl) <= 0.05)))
     protocol = (("QUICK: " if args.quick else "")
                 + f"model {'tiny random Qwen2 with a planted neuron' if args.quick else args.model}"
                 f"; HR {hr}, NHR {nhr}; measure {measure}; {n_random} random sets; "
