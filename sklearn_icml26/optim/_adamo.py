@@ -12,6 +12,15 @@ __all__ = ["AdamO"]
 
 _ORTHO_OPTIONS = ("auto", True, False)
 
+#: options of torch's Adam that change what it computes or promises and that AdamO does not
+#: implement: a group (or a loaded state dict) that sets one of them true is refused
+_UNSUPPORTED_ADAM_OPTIONS = {
+    "amsgrad": "AMSGrad's running maximum of the second moment",
+    "decoupled_weight_decay": "AdamW's decoupled weight decay (AdamO's weight_decay is Adam's "
+                              "L2 penalty)",
+    "differentiable": "a step that autograd can differentiate through",
+}
+
 
 def _check_hyperparameters(lr, betas, eps, weight_decay, kappa, tau, eps_r):
     """Adam's checks plus AdamO's, each naming the argument."""
@@ -46,6 +55,22 @@ def _check_hyperparameters(lr, betas, eps, weight_decay, kappa, tau, eps_r):
         raise ValueError(f"eps_r must be > 0; got {eps_r}")
 
 
+def _check_adam_options(group, where):
+    """Refuse a group that asks for an option of torch's Adam that AdamO does not implement."""
+    for key, what in _UNSUPPORTED_ADAM_OPTIONS.items():
+        if group.get(key, False):
+            raise ValueError(f"AdamO does not implement {key}=True ({what}); {where} sets it. "
+                             f"Use torch.optim.Adam for it, or set {key}=False.")
+    maximize = group.get("maximize", False)
+    if not isinstance(maximize, bool):
+        raise TypeError(f"maximize must be a bool; got {type(maximize).__name__} {maximize!r}")
+
+
+def _real_view(tensor):
+    """``tensor`` itself, or the real view ``(..., 2)`` of a complex tensor (as torch's Adam)."""
+    return torch.view_as_real(tensor) if tensor.is_complex() else tensor
+
+
 def _is_constrained(param, orthogonalize):
     """Whether ``param`` is a weight block that gets the orthogonality correction."""
     if orthogonalize is False:
@@ -66,7 +91,10 @@ def orthogonality_residual(W):
 
     ``R(W) = ||W W^T - I||_F^2 / 4`` when ``W`` has fewer rows than columns (gradient
     ``(W W^T - I) W``), else ``R(W) = ||W^T W - I||_F^2 / 4`` (gradient ``W (W^T W - I)``).
-    Blocks with more than two dimensions are read as ``W.reshape(W.shape[0], -1)``.
+    Blocks with more than two dimensions are read as ``W.reshape(W.shape[0], -1)``. For a
+    complex block the transpose is the conjugate transpose ``W^H``: ``R`` measures the distance
+    to a unitary (semi-unitary) block, and ``r_t`` is its gradient in torch's convention for
+    complex parameters (``dR/dRe W + i dR/dIm W``).
 
     Parameters
     ----------
@@ -80,11 +108,12 @@ def orthogonality_residual(W):
     """
     M = W.reshape(W.shape[0], -1)
     r, c = M.shape
-    # (W W^T) W - W or W (W^T W) - W: two matrix products, the "- I" folded into addmm
+    # (W W^H) W - W or W (W^H W) - W: two matrix products, the "- I" folded into addmm
+    # (``mH`` is the plain transpose of a real block)
     if r < c:
-        res = torch.addmm(M, M @ M.T, M, beta=-1)
+        res = torch.addmm(M, M @ M.mH, M, beta=-1)
     else:
-        res = torch.addmm(M, M, M.T @ M, beta=-1)
+        res = torch.addmm(M, M, M.mH @ M, beta=-1)
     return res.reshape(W.shape)
 
 
@@ -109,6 +138,12 @@ class AdamO(Optimizer):
     ``-lr (u + delta)``; unconstrained parameters move by ``-lr u``. The correction never
     enters the moments ``m`` and ``v``, and ``kappa = 0`` is Adam exactly (bit for bit on the
     CPU, where torch's Adam runs its single-tensor loop).
+
+    **Complex parameters** are treated as torch's Adam treats them: Adam's moments are those
+    of the real view (``torch.view_as_real``), one second moment per real and imaginary part.
+    A complex weight block gets the unitary analogue of the correction, ``W^H`` in place of
+    ``W^T`` (the residual is the gradient of ``||W W^H - I||_F^2 / 4``), with the real inner
+    product ``<a, b> = Re sum conj(a) b`` in the budget.
 
     **Name clash.** Rosseau, Müller and Nowé, "Preserving Plasticity in Continual Learning via
     Dynamical Isometry" (ICML 2026, arXiv:2606.09762) also call their optimizer "AdamO"; theirs
@@ -146,6 +181,9 @@ class AdamO(Optimizer):
         give back (>= 0; 0 is "conflict-free", large values leave the correction uncapped).
     eps_r : float, default=1e-8
         Guard of the residual's norm in the scale match (> 0).
+    maximize : bool, default=False
+        Maximise the objective, as torch's Adam: each step is AdamO's step on ``-g`` (the
+        budget then reads ``-g`` too).
 
     Attributes
     ----------
@@ -153,14 +191,20 @@ class AdamO(Optimizer):
         Per parameter: ``step``, ``exp_avg`` and ``exp_avg_sq`` (Adam's layout, so Adam's
         ``state_dict`` loads), plus, for constrained blocks, ``last_delta_norm`` (``||delta||_F``
         of the last step) and ``last_budget_scale`` (the factor in ``[0, 1]`` the budget applied
-        to ``delta_0``), both 0-d tensors.
+        to ``delta_0``), both 0-d tensors. An Adam ``state_dict`` with ``maximize=True`` keeps
+        maximising; one with ``amsgrad``, ``decoupled_weight_decay`` (AdamW) or
+        ``differentiable`` set true is refused, as AdamO does not implement them (``foreach``,
+        ``fused`` and ``capturable`` choose kernels and are ignored).
 
     Raises
     ------
     ValueError
         If ``kappa < 0``, ``tau < 0``, ``eps_r <= 0``, or on Adam's own checks (``lr``, ``eps``,
         ``betas``, ``weight_decay``), or if a group's ``orthogonalize`` is not "auto", True or
-        False.
+        False; if a group or a loaded state dict sets ``amsgrad``, ``decoupled_weight_decay``
+        or ``differentiable`` true (the message names the key).
+    TypeError
+        If ``kappa``, ``tau`` or ``eps_r`` is not a real number, or ``maximize`` not a bool.
 
     See Also
     --------
@@ -193,10 +237,12 @@ class AdamO(Optimizer):
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, *,
-                 kappa=1.0, tau=0.05, eps_r=1e-8):
+                 kappa=1.0, tau=0.05, eps_r=1e-8, maximize=False):
         _check_hyperparameters(lr, betas, eps, weight_decay, kappa, tau, eps_r)
+        _check_adam_options({"maximize": maximize}, "the constructor")
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                        kappa=kappa, tau=tau, eps_r=eps_r, orthogonalize="auto")
+                        kappa=kappa, tau=tau, eps_r=eps_r, orthogonalize="auto",
+                        maximize=maximize)
         super().__init__(params, defaults)
         for group in self.param_groups:
             self._check_group(group)
@@ -204,7 +250,11 @@ class AdamO(Optimizer):
     def add_param_group(self, param_group):  # noqa: D102 - torch's docstring applies
         super().add_param_group(param_group)
         if hasattr(self, "defaults"):
-            self._check_group(self.param_groups[-1])
+            try:
+                self._check_group(self.param_groups[-1])
+            except (TypeError, ValueError):
+                self.param_groups.pop()  # a refused group is not kept
+                raise
 
     @staticmethod
     def _check_group(group):
@@ -212,16 +262,23 @@ class AdamO(Optimizer):
         if not any(ortho is opt or (isinstance(ortho, str) and ortho == opt)
                    for opt in _ORTHO_OPTIONS):
             raise ValueError(f"orthogonalize must be 'auto', True or False; got {ortho!r}")
+        _check_adam_options(group, "a parameter group")
         _check_hyperparameters(group["lr"], group["betas"], group["eps"],
                                group["weight_decay"], group["kappa"], group["tau"],
                                group["eps_r"])
 
     def __setstate__(self, state):
+        # load_state_dict and unpickling end here: refuse what AdamO does not implement
+        # (an Adam state dict with amsgrad=True, an AdamW one, ...) before anything is replaced
+        for index, group in enumerate(state.get("param_groups", ())):
+            _check_adam_options(group, f"parameter group {index} of the loaded state")
         # an Adam state dict carries Adam's group keys only: fill AdamO's from the defaults
+        # (Adam's own maximize is kept and honoured)
         super().__setstate__(state)
         for group in self.param_groups:
             for key in ("kappa", "tau", "eps_r", "orthogonalize"):
                 group.setdefault(key, self.defaults[key])
+            group.setdefault("maximize", False)
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -254,7 +311,10 @@ class AdamO(Optimizer):
             lr = float(lr)
         kappa = group["kappa"]
         ortho = group.get("orthogonalize", "auto")
+        # complex parameters are stepped through their real views (..., 2), as torch's Adam
+        # does: each real and imaginary part has its own second moment
         params, grads, exp_avgs, exp_avg_sqs, steps = [], [], [], [], []
+        originals = []
         for p in group["params"]:
             if p.grad is None:
                 continue
@@ -265,13 +325,22 @@ class AdamO(Optimizer):
                 state["step"] = torch.tensor(0.0, dtype=torch.float32)
                 state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
                 state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-            params.append(p)
+            originals.append(p)
+            params.append(_real_view(p))
             grads.append(p.grad)
-            exp_avgs.append(state["exp_avg"])
-            exp_avg_sqs.append(state["exp_avg_sq"])
+            exp_avgs.append(_real_view(state["exp_avg"]))
+            exp_avg_sqs.append(_real_view(state["exp_avg_sq"]))
             steps.append(state["step"])
         if not params:
             return
+        if group.get("maximize", False):  # ascend: Adam on -g (the budget then reads -g too)
+            grads = torch_foreach.neg(grads)
+        # torch's Adam adds the L2 term to the complex gradient, then views it as real
+        moment_grads = ([_real_view(t) for t in torch_foreach.add(grads, originals, alpha=wd)]
+                        if wd != 0 else None)
+        grads = [_real_view(t) for t in grads]
+        if moment_grads is None:
+            moment_grads = grads
         # -- Adam: torch's single-tensor operations in its order, each applied to the whole
         # list at once (the same kernels per tensor, so kappa = 0 is Adam bit for bit) --
         # (a CPU step count takes the tensor overload, as torch's Adam does, so that the 1 is
@@ -280,7 +349,6 @@ class AdamO(Optimizer):
             torch_foreach.add_(steps, torch.tensor(1.0), alpha=1.0)
         else:
             torch_foreach.add_(steps, 1)
-        moment_grads = torch_foreach.add(grads, params, alpha=wd) if wd != 0 else grads
         torch_foreach.lerp_(exp_avgs, moment_grads, 1 - beta1)
         torch_foreach.mul_(exp_avg_sqs, beta2)
         torch_foreach.addcmul_(exp_avg_sqs, moment_grads, moment_grads, 1 - beta2)
@@ -290,19 +358,22 @@ class AdamO(Optimizer):
         denoms = torch_foreach.sqrt(exp_avg_sqs)
         torch_foreach.div_(denoms, [(1 - beta2 ** t) ** 0.5 for t in counts])
         torch_foreach.add_(denoms, eps)
-        blocks = ([i for i, p in enumerate(params) if _is_constrained(p, ortho)]
+        blocks = ([i for i, p in enumerate(originals) if _is_constrained(p, ortho)]
                   if kappa > 0 else [])
         # the correction is computed from the weights before Adam's update moves them
-        deltas = self._corrections(group, blocks, params, grads, exp_avgs, denoms,
-                                   bias_correction1) if blocks else []
+        deltas = self._corrections(group, blocks, originals, params, grads, exp_avgs,
+                                   denoms, bias_correction1) if blocks else []
         torch_foreach.addcdiv_(params, exp_avgs, denoms, [-(lr / bc) for bc in bias_correction1])
         if deltas:
             torch_foreach.add_([params[i] for i in blocks], deltas, alpha=-lr)
 
-    def _corrections(self, group, blocks, params, grads, exp_avgs, denoms, bias_correction1):
-        """The budgeted corrections ``delta`` of the constrained blocks (in their order)."""
+    def _corrections(self, group, blocks, originals, params, grads, exp_avgs, denoms,
+                     bias_correction1):
+        """The budgeted corrections ``delta`` of the constrained blocks (in their order), as real
+        views. ``originals`` are the parameters, the other lists their real views: norms
+        and inner products are those of the real views (``<g, u> = Re sum conj(g) u``)."""
         kappa, tau, eps_r = group["kappa"], group["tau"], group["eps_r"]
-        deltas = [orthogonality_residual(params[i]) for i in blocks]
+        deltas = [_real_view(orthogonality_residual(originals[i])) for i in blocks]
         # u = m_hat / (sqrt(v_hat) + eps) = (m / denom) / bias_correction1
         quotients = torch_foreach.div([exp_avgs[i] for i in blocks], [denoms[i] for i in blocks])
         norm_q = torch_foreach.norm(quotients)
@@ -334,7 +405,7 @@ class AdamO(Optimizer):
             for k, c, s, dn in zip(ks, coef.unbind(), scale.unbind(), (coef * n_r).unbind(),
                                    strict=True):
                 deltas[k].mul_(c)
-                state = self.state[params[blocks[k]]]
+                state = self.state[originals[blocks[k]]]
                 state["last_delta_norm"] = dn
                 state["last_budget_scale"] = s
         return deltas

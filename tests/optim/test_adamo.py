@@ -261,3 +261,181 @@ def test_tensor_learning_rate_steps_like_the_float():
             opt.step()
         results.append(m.weight.detach().clone())
     torch.testing.assert_close(results[0], results[1])
+
+
+# -- issue 40 item 5: complex parameters, maximize, Adam options AdamO does not implement --
+
+def _complex_least_squares(make, steps=300, n_cols=1, seed=0):
+    """Fit W (6 x n_cols, complex) to min mean |A W - B|^2 from zero; the loss per step."""
+    g = torch.Generator().manual_seed(seed)
+    A = torch.randn(40, 6, generator=g, dtype=torch.complex128)
+    B = torch.randn(40, n_cols, generator=g, dtype=torch.complex128)
+    W = torch.nn.Parameter(torch.zeros(6, n_cols, dtype=torch.complex128))
+    opt = make([W])
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = (A @ W - B).abs().pow(2).mean()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.detach()))
+    return np.array(losses), W.detach(), opt
+
+
+@pytest.mark.parametrize("weight_decay", [0.0, 1e-2])
+def test_kappa_zero_is_adam_on_complex_parameters(weight_decay):
+    """AdamO(kappa=0) fed g*g (a complex square) to the second moment: on this least-squares
+    problem it ended at loss 5.70 where torch's Adam reaches 0.96. Like torch's Adam it now
+    steps the real view: the same iterates and moments, bit for bit."""
+    la, Wa, adam = _complex_least_squares(
+        lambda p: torch.optim.Adam(p, lr=0.05, weight_decay=weight_decay))
+    lo, Wo, opt = _complex_least_squares(
+        lambda p: AdamO(p, lr=0.05, weight_decay=weight_decay, kappa=0.0))
+    np.testing.assert_array_equal(lo, la)
+    assert torch.equal(Wo, Wa)
+    (sa,), (so,) = adam.state.values(), opt.state.values()
+    for key in ("exp_avg", "exp_avg_sq", "step"):
+        assert torch.equal(so[key], sa[key])
+    assert so["exp_avg_sq"].is_complex()  # Adam's layout, so the state dicts swap
+    # with kappa > 0 the 6 x 1 column is no constrained block ("auto"): still Adam
+    lk, Wk, _ = _complex_least_squares(
+        lambda p: AdamO(p, lr=0.05, weight_decay=weight_decay, kappa=1.0))
+    assert torch.equal(Wk, Wa)
+
+
+def test_unitary_residual_is_the_gradient_of_the_defect():
+    g = torch.Generator().manual_seed(2)
+    for shape in ((3, 7), (7, 3), (4, 4)):
+        W = torch.randn(*shape, generator=g, dtype=torch.complex128).requires_grad_()
+        k = min(shape)
+        gram = W @ W.mH if shape[0] < shape[1] else W.mH @ W
+        ((gram - torch.eye(k)).abs().pow(2).sum() / 4).backward()
+        torch.testing.assert_close(orthogonality_residual(W.detach()), W.grad)
+    real = torch.randn(5, 3, generator=g, dtype=torch.float64)  # the real case is unchanged
+    assert torch.equal(orthogonality_residual(real),
+                       torch.addmm(real, real, real.T @ real, beta=-1))
+
+
+def _reference_step_complex(W, g, lr, kappa, tau, eps=1e-8, eps_r=1e-8, beta1=0.9,
+                            beta2=0.999):
+    """One AdamO step from fresh moments on a complex block, from the formulas: Adam on the
+    real view, the unitary residual, real inner products Re sum conj(a) b."""
+    gr = torch.view_as_real(g)
+    m, v = (1 - beta1) * gr, (1 - beta2) * gr * gr
+    u = torch.view_as_complex((m / (1 - beta1)) / ((v / (1 - beta2)).sqrt() + eps))
+    eye = torch.eye(min(W.shape), dtype=W.dtype)
+    r_t = (W @ W.mH - eye) @ W if W.shape[0] < W.shape[1] else W @ (W.mH @ W - eye)
+    delta0 = kappa * torch.linalg.vector_norm(u) / (torch.linalg.vector_norm(r_t) + eps_r) * r_t
+    budget = -tau * max(float(torch.vdot(g.flatten(), u.flatten()).real), 0.0)
+    g_d = float(torch.vdot(g.flatten(), delta0.flatten()).real)
+    scale = 1.0 if g_d >= budget else budget / g_d
+    return W - lr * (u + scale * delta0), scale
+
+
+@pytest.mark.parametrize("tau", [0.0, 0.05, 100.0])
+def test_one_step_known_answer_complex_blocks(tau):
+    """A complex weight matrix with kappa=1 raised "clamp is not supported for complex types";
+    it now gets the unitary analogue of the correction, next to a real block."""
+    g = torch.Generator().manual_seed(5)
+    W1 = torch.nn.Parameter(torch.randn(3, 7, generator=g, dtype=torch.complex128))
+    W2 = torch.nn.Parameter(torch.randn(8, 4, generator=g, dtype=torch.complex64))
+    W3 = torch.nn.Parameter(torch.randn(5, 4, generator=g, dtype=torch.float64))
+    grads = [torch.randn(p.shape, generator=g, dtype=p.dtype) for p in (W1, W2, W3)]
+    expected = [_reference_step_complex(p.detach(), gr, 0.01, 0.8, tau)
+                for p, gr in zip((W1, W2), grads[:2], strict=True)]
+    expected.append(_reference_step(W3.detach(), grads[2], 0.01, 0.8, tau))
+    opt = AdamO([W1, W2, W3], lr=0.01, kappa=0.8, tau=tau)
+    for p, gr in zip((W1, W2, W3), grads, strict=True):
+        p.grad = gr.clone()
+    opt.step()
+    for p, (w_new, scale) in zip((W1, W2, W3), expected, strict=True):
+        tol = 1e-5 if p.dtype == torch.complex64 else 1e-12
+        torch.testing.assert_close(p.detach(), w_new, rtol=tol, atol=tol)
+        np.testing.assert_allclose(float(opt.state[p]["last_budget_scale"]), scale, rtol=1e-4)
+        assert opt.state[p]["last_delta_norm"].dtype == p.real.dtype
+
+
+def test_correction_steps_reduce_the_unitary_defect():
+    Q, _ = torch.linalg.qr(torch.randn(10, 6, dtype=torch.complex128,
+                                       generator=torch.Generator().manual_seed(0)))
+    W = torch.nn.Parameter(1.5 * Q)
+    opt = AdamO([W], lr=0.01, kappa=1.0, tau=100.0, eps=1e-30)
+    eye = torch.eye(6, dtype=W.dtype)
+    defects = [float(torch.linalg.matrix_norm(W.detach().mH @ W.detach() - eye))]
+    for _ in range(30):
+        W.grad = torch.full_like(W, 1e-12)
+        opt.step()
+        defects.append(float(torch.linalg.matrix_norm(W.detach().mH @ W.detach() - eye)))
+    assert np.all(np.diff(defects) < 0), defects
+    assert defects[-1] < 0.5 * defects[0]
+
+
+@pytest.mark.parametrize("kappa", [0.0, 1.0])
+def test_maximize_ascends(kappa):
+    """maximize=True is Adam's: the step of Adam on -g (kappa=0: torch's Adam bit for bit),
+    and with kappa > 0 the budget reads -g, the gradient of what is minimised."""
+    a, b, c = _mlp(), _mlp(), _mlp()
+    _train(a, torch.optim.Adam(a.parameters(), lr=1e-2, maximize=True), steps=20)
+    _train(b, AdamO(b.parameters(), lr=1e-2, kappa=kappa, maximize=True), steps=20)
+    # maximising L is minimising -L
+    neg = AdamO(c.parameters(), lr=1e-2, kappa=kappa)
+    g = torch.Generator().manual_seed(1)
+    x, y = torch.randn(64, 5, generator=g), torch.randn(64, 1, generator=g)
+    for _ in range(20):
+        neg.zero_grad()
+        (-((c(x) - y) ** 2).mean()).backward()
+        neg.step()
+    for p, q, r in zip(a.parameters(), b.parameters(), c.parameters(), strict=True):
+        if kappa == 0:
+            assert torch.equal(p, q)
+        torch.testing.assert_close(q, r, rtol=1e-6, atol=1e-6)
+    with pytest.raises(TypeError, match="maximize must be a bool"):
+        AdamO(b.parameters(), maximize="yes")
+
+
+def test_adam_state_dict_with_maximize_keeps_maximising():
+    """An Adam state dict with maximize=True loaded and AdamO then minimised the loss: the
+    key is now honoured, and the run continues as Adam's."""
+    a, b = _mlp(), _mlp()
+    adam = torch.optim.Adam(a.parameters(), lr=1e-2, maximize=True)
+    _train(a, adam, steps=5)
+    b.load_state_dict(a.state_dict())
+    opt = AdamO(b.parameters(), lr=1e-2, kappa=0.0)
+    opt.load_state_dict(copy.deepcopy(adam.state_dict()))
+    assert opt.param_groups[0]["maximize"] is True
+    _train(a, adam, steps=10, seed=5)
+    _train(b, opt, steps=10, seed=5)
+    for p, q in zip(a.parameters(), b.parameters(), strict=True):
+        assert torch.equal(p, q)
+    # an AdamO state dict saved before maximize existed loads as maximize=False
+    state = opt.state_dict()
+    del state["param_groups"][0]["maximize"]
+    opt.load_state_dict(state)
+    assert opt.param_groups[0]["maximize"] is False
+
+
+@pytest.mark.parametrize("key", ["amsgrad", "decoupled_weight_decay", "differentiable"])
+def test_adam_options_adamo_does_not_implement_are_refused(key):
+    """An Adam state dict with amsgrad=True loaded silently and AdamO ran without AMSGrad; such
+    a state (or a group asking for it) is refused naming the key, and nothing is replaced."""
+    torch.manual_seed(0)
+    W = torch.nn.Parameter(torch.randn(3, 3))
+    adam = torch.optim.Adam([W], lr=0.1, **{key: True})
+    if key != "differentiable":  # a differentiable Adam cannot step a leaf in place
+        W.grad = torch.ones_like(W)
+        adam.step()
+    V = torch.nn.Parameter(torch.randn(3, 3))
+    opt = AdamO([V], lr=0.5)
+    V.grad = torch.ones_like(V)
+    opt.step()
+    before = copy.deepcopy(opt.state_dict())
+    with pytest.raises(ValueError, match=f"AdamO does not implement {key}=True.*loaded state"):
+        opt.load_state_dict(adam.state_dict())
+    after = opt.state_dict()
+    assert after["param_groups"] == before["param_groups"]
+    assert torch.equal(after["state"][0]["exp_avg"], before["state"][0]["exp_avg"])
+    with pytest.raises(ValueError, match=f"{key}=True.*parameter group"):
+        opt.add_param_group({"params": [torch.nn.Parameter(torch.zeros(2))], key: True})
+    # the same keys set False (every Adam state dict carries them) load
+    opt.load_state_dict(torch.optim.Adam([W], lr=0.1).state_dict())
+    assert opt.param_groups[0]["lr"] == 0.1
