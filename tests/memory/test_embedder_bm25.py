@@ -141,7 +141,7 @@ def test_hashing_fallback_is_announced_once_per_process_at_the_callers_line(monk
 def test_minilm_progress_goes_through_progress_bar(monkeypatch, capfd):
     """verbose > 0: the encoder runs batch by batch under utils.progress_bar (plain lines in a
     log, the encoder's own bar off) and gives the same rows as one call."""
-    from sklearn_icml26.memory import _embedder
+    from sklearn_icml26.feature_extraction import _embedder
 
     calls = []
 
