@@ -36,6 +36,9 @@ from ._windows import _edge_anchors, _phase, _series_rows, _window_index, _windo
 __all__ = ["NeuroMambaImputer"]
 
 _N_FILL_FOLDS = 3
+# an observed value farther than this many training standard deviations from the training mean
+# is flagged at transform whatever the gate says, and feeds nothing
+_WILD_Z = 1e4
 
 
 def _check_1d(name, value, n_rows):
@@ -109,6 +112,14 @@ class NeuroMambaImputer(OneToOneFeatureMixin, TransformerMixin, TorchEstimatorMi
     rebuild the hidden and impulsed entries. Genuine missing values are never targets. The
     output is ``x`` where observed and not flagged, ``x_hat`` elsewhere.
 
+    At transform, flagged entries feed no fill: the gate is read once, then the entries it
+    flags are treated as missing for the interpolation, the cross-group fills, the edge
+    anchors, the seasonal profile and the network's input, and the stream is reconstructed
+    again (twice the cost of a transform where anything is flagged). An observed value more
+    than ``1e4`` training standard deviations from the training mean is flagged without
+    asking the gate (even with ``gate=False``) and never reaches the network, so one wild
+    value (``1e50``) cannot overflow the reconstruction of the whole stream.
+
     Read more in the :ref:`User Guide <user_guide_imputation>`.
 
     Parameters
@@ -138,7 +149,8 @@ class NeuroMambaImputer(OneToOneFeatureMixin, TransformerMixin, TorchEstimatorMi
     mixing : bool, default=True
         Attention across groups; ``False`` is the "no mixing" ablation.
     gate : bool, default=True
-        Use the LIF gate; ``False`` is the "no gate" ablation (nothing is ever flagged).
+        Use the LIF gate; ``False`` is the "no gate" ablation (the gate flags nothing; wild
+        values beyond ``1e4`` standard deviations are still flagged).
     lif_beta : float, default=0.9
         Leak ``beta`` of the LIF neuron, in [0, 1].
     lif_threshold : float, default=1.0
@@ -609,13 +621,42 @@ default="adamw"
         return np.concatenate(xs), np.concatenate(ss), Wd[..., f:2 * f] > 0.5
 
     def _reconstruct(self, X, series_id):
-        """Average of the window outputs per row: (x_hat in X's units, spike share)."""
+        """Window outputs averaged per row: (x_hat in X's units, flags, observed mask).
+
+        Flagged entries (wild values, and what the gate flags) feed no fill: the gate is read
+        on a first pass where only the wild values are left out; where it flags anything, a
+        second pass treats the flagged entries as missing for the interpolation, the
+        cross-group fills, the edge anchors, the seasonal profile and the network's input, and
+        gives ``x_hat``.
+        """
         n_rows, n_features = X.shape
         obs = ~np.isnan(X)
-        Z = _standardize(X.astype(np.float64), self.mean_, self.scale_)
+        with np.errstate(over="ignore", invalid="ignore"):
+            Z = _standardize(X.astype(np.float64), self.mean_, self.scale_)
+        # a value more than _WILD_Z standard deviations from the training mean is an impulse
+        # whatever the gate says: the network never sees it (1e50 overflowed float32 and the
+        # squares of float64 inside the network, and the whole stream came out NaN)
+        wild = obs & ~(np.abs(Z) <= _WILD_Z)
         series = self._series(series_id, n_rows)
         window = min(self.window_, max(len(s) for s in series))
         index = _window_index(series, window, max(1, min(self.stride_, window)))
+        trusted = obs & ~wild
+        x_hat, spike_share = self._pass(Z, trusted, series, index)
+        flagged = wild
+        if self.gate:
+            flagged = flagged | (trusted & (spike_share >= 0.5))
+        if (flagged & trusted).any():
+            x_hat, _ = self._pass(Z, obs & ~flagged, series, index)
+        x_hat = x_hat * self.scale_ + self.mean_
+        # a column constant on the training stream is imputed by its value, as the mean
+        # imputation would (the network's output there is noise around 0: 6.994-7.003)
+        x_hat[:, self._constant_] = self.mean_[self._constant_]
+        return x_hat, flagged, obs
+
+    def _pass(self, Z, obs, series, index):
+        """One pass of the network over the windows of ``Z`` with ``obs`` as the entries it
+        may read: (x_hat standardised, spike share) averaged per row."""
+        n_rows, n_features = Z.shape
         period = self.seasonal_period
         phase = _phase(series, n_rows, period) if period else None
         stream_profile = self.seasonal_profile_[phase] if period else None
@@ -642,11 +683,7 @@ default="adamw"
         np.add.at(total, rows, weight * x_hat[valid])
         np.add.at(spike_total, rows, weight * spikes[valid])
         count = np.bincount(rows, weights=weight[:, 0], minlength=n_rows)[:, None]
-        x_hat = total / count * self.scale_ + self.mean_
-        # a column constant on the training stream is imputed by its value, as the mean
-        # imputation would (the network's output there is noise around 0: 6.994-7.003)
-        x_hat[:, self._constant_] = self.mean_[self._constant_]
-        return x_hat, spike_total / count, obs
+        return total / count, spike_total / count
 
     def transform(self, X, series_id=None):
         """Fill every missing value (and, with ``rectify_observed``, every flagged one).
@@ -666,15 +703,16 @@ default="adamw"
         """
         check_is_fitted(self)
         X = self._validate(X, reset=False)
-        x_hat, spike_share, obs = self._reconstruct(X, series_id)
+        x_hat, flagged, obs = self._reconstruct(X, series_id)
         replace = ~obs
-        if self.rectify_observed and self.gate:
-            replace |= obs & (spike_share >= 0.5)
+        if self.rectify_observed:
+            replace |= flagged
         out = X.copy()
         out[replace] = x_hat[replace].astype(X.dtype)
-        if not np.all(np.isfinite(out)):
-            raise FloatingPointError("the reconstruction is not finite; refit with a smaller "
-                                     "lr or precision='float64'.")
+        if not np.all(np.isfinite(out[replace])):
+            hint = " or precision='float64'" if self.precision != "float64" else ""
+            raise FloatingPointError(f"the reconstruction is not finite; refit with a smaller "
+                                     f"lr{hint}.")
         return out
 
     def fit_transform(self, X, y=None, series_id=None):
@@ -710,9 +748,11 @@ default="adamw"
         -------
         flags : ndarray of shape (n_rows, n_features), dtype bool
             True where an observed entry spikes in windows holding at least half of its
-            (edge-tapered) weight; always False for missing entries and when ``gate=False``.
+            (edge-tapered) weight, or lies more than ``1e4`` training standard deviations
+            from the training mean (with ``gate=False`` only the latter); always False for
+            missing entries.
         """
         check_is_fitted(self)
         X = self._validate(X, reset=False)
-        _, spike_share, obs = self._reconstruct(X, series_id)
-        return obs & (spike_share >= 0.5)
+        _, flagged, _ = self._reconstruct(X, series_id)
+        return flagged

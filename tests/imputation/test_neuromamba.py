@@ -524,6 +524,69 @@ def test_rectify_observed_replaces_flagged_values_only():
     np.testing.assert_array_equal(plain.transform(X)[obs], X[obs])
 
 
+def _twin_stream():
+    # column 1 is a noisy twin of column 0 (another group): the cross-group fills lean on it
+    rng = np.random.default_rng(0)
+    t = np.arange(400.0)
+    x = np.sin(t / 7)
+    return np.c_[x, x + 0.05 * rng.normal(size=400), np.cos(t / 11)]
+
+
+@pytest.mark.parametrize("cross_fill", ["linear", "boosting"])
+def test_a_flagged_impulse_feeds_no_fill(cross_fill):
+    # an observed spike of 100 in column 1, which the gate flags: on main the missing twin in
+    # the same row came out 41.8 (linear fill; 0.32 boosted, truth -0.29) and the gap next
+    # to the spike was interpolated from it (34.3 and 16.8 where the truth is -0.46, -0.63)
+    X = _twin_stream()
+    imp = NeuroMambaImputer(feature_groups=[[0], [1, 2]], window=32, n_layers=1, max_epochs=3,
+                            cross_fill=cross_fill, random_state=0).fit(X)
+    Xc, r = X.copy(), 200
+    Xc[r, 1], Xc[r, 0], Xc[r + 1:r + 3, 1] = 100.0, np.nan, np.nan
+    assert imp.predict_corruption(Xc)[r, 1]
+    out = imp.transform(Xc)
+    assert abs(out[r, 0] - X[r, 0]) < 0.15
+    np.testing.assert_allclose(out[r + 1:r + 3, 1], X[r + 1:r + 3, 1], atol=0.15)
+    # the spike itself stays (rectify_observed=False) or is replaced by a fill near the truth
+    assert out[r, 1] == 100.0
+    rectified = clone(imp).set_params(rectify_observed=True).fit(X).transform(Xc)
+    assert abs(rectified[r, 1] - X[r, 1]) < 0.3
+
+
+@pytest.mark.parametrize("precision", ["float32", "float64"])
+def test_one_wild_value_does_not_sink_the_stream(precision):
+    # one observed 1e50: on main transform raised "the reconstruction is not finite; refit
+    # with a smaller lr or precision='float64'", a float64 fit included. It is flagged and
+    # left out of every fill: the stream is filled exactly as with that entry missing
+    X = _twin_stream()
+    imp = NeuroMambaImputer(feature_groups=[[0], [1, 2]], window=32, n_layers=1, max_epochs=2,
+                            cross_fill="linear", precision=precision, random_state=0).fit(X)
+    Xc, r = X.copy(), 200
+    Xc[r, 0], Xc[190:196, 1] = np.nan, np.nan
+    Xw, Xn = Xc.copy(), Xc.copy()
+    Xw[r, 1], Xn[r, 1] = 1e50, np.nan
+    out = imp.transform(Xw)
+    assert np.all(np.isfinite(out)) and out[r, 1] == 1e50
+    missing = np.isnan(Xc)
+    np.testing.assert_array_equal(out[missing], imp.transform(Xn)[missing])
+    flags = imp.predict_corruption(Xw)
+    assert flags[r, 1]
+    np.testing.assert_array_equal(np.delete(flags.ravel(), r * 3 + 1),
+                                  np.delete(imp.predict_corruption(Xn).ravel(), r * 3 + 1))
+    rectified = clone(imp).set_params(rectify_observed=True).fit(X).transform(Xw)
+    assert abs(rectified[r, 1] - X[r, 1]) < 0.3
+
+
+def test_a_non_finite_reconstruction_names_float64_only_to_a_float32_fit():
+    X = _stream()
+    for precision, hint in (("float32", True), ("float64", False)):
+        imp = NeuroMambaImputer(**{**TINY, "precision": precision}).fit(X)
+        with torch.no_grad():
+            imp.net_.module_.head_bias.fill_(float("nan"))
+        with pytest.raises(FloatingPointError, match="not finite") as info:
+            imp.transform(X)
+        assert ("float64" in str(info.value)) is hint
+
+
 def test_gate_learns_to_flag_impulses():
     rng = np.random.default_rng(0)
     t = np.arange(600, dtype=float)
