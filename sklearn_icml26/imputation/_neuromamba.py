@@ -10,6 +10,7 @@ group, attention across groups, the LIF gate on a corruption logit, training by 
 this package's design, not the authors' implementation.
 """
 
+import contextlib
 import numbers
 from numbers import Integral, Real
 
@@ -22,6 +23,7 @@ from .._compat import Interval, StrOptions, _fit_context
 from ..base import FitContext, TorchEstimatorMixin, seeded_torch
 from ..utils._docstrings import Substitution, _torch_docstrings
 from ..utils._scaling import _robust_mean_std, _standardize
+from ..utils._threads import limit_threads
 from ._corruption import _DEFAULT_CORRUPTION
 from ._neuromamba_module import _NeuroMambaLoss, _NeuroMambaNet
 from ._starting_estimate import (
@@ -39,6 +41,23 @@ _N_FILL_FOLDS = 3
 # an observed value farther than this many training standard deviations from the training mean
 # is flagged at transform whatever the gate says, and feeds nothing
 _WILD_Z = 1e4
+# steps whose work is below these sizes run on one thread (OpenMP, BLAS and torch; restored
+# after): the boosted fill's fits and predictions when rows x features of the stream is below
+# _SMALL_FILL, the network's training and inference when one batch's activations (windows x
+# window x groups x expand x d_model x directions) are below _SMALL_BATCH. Many small
+# OpenMP/torch steps spin their whole thread pool on a busy machine (three boosted fits of
+# 650 x 10 took 21-31 s at load 5 with the default threads, 1 s with one thread)
+_SMALL_FILL = 2 ** 20
+_SMALL_BATCH = 2 ** 23
+_CHUNK = 256  # windows per inference batch
+
+
+def _small_work_threads(work, limit):
+    """One OpenMP/BLAS/torch thread for the block when ``work`` is below ``limit`` (restored
+    afterwards); the caller's thread settings otherwise."""
+    if work < limit:
+        return limit_threads(1)
+    return contextlib.nullcontext()
 
 
 def _check_1d(name, value, n_rows):
@@ -288,7 +307,10 @@ default="adamw"
     :ref:`user guide <user_guide_imputation>`). Overlapping windows are averaged with
     triangular weights at transform time (a row counts most where it is far from the
     window's edges), so the output at a row depends on rows up to ``window`` steps away (like
-    any time-series filter).
+    any time-series filter). Steps whose work is small (the boosted fill below ``2**20``
+    entries, a network batch below ``2**23`` activations) run on one OpenMP/BLAS/torch thread,
+    restored afterwards: many small OpenMP fits spin on a busy machine (the Pitfalls of the
+    :ref:`user guide <user_guide_imputation>`).
 
     References
     ----------
@@ -564,8 +586,9 @@ default="adamw"
             order = np.concatenate(series)
             folds = np.empty(n_rows, dtype=np.int64)
             folds[order] = (np.arange(n_rows) // (2 * self.window_)) % _N_FILL_FOLDS
-            fill, self.cross_fill_models_ = _boosted_cross_fill(
-                Z, obs, self.feature_groups_, folds, phase, period, random_state=0)
+            with _small_work_threads(n_rows * n_features, _SMALL_FILL):
+                fill, self.cross_fill_models_ = _boosted_cross_fill(
+                    Z, obs, self.feature_groups_, folds, phase, period, random_state=0)
             fill_ok = ~np.isnan(fill)
         anchors = (_edge_anchors(Z, obs, series, index, profile, (period or 0) // 2)
                    if self.edge_anchors else None)
@@ -573,10 +596,18 @@ default="adamw"
                                      stream_profile))
         # sets net_, n_iter_ and loss_curve_; the adapter's divergence guard restores the
         # last finite state and warns if training blows up
-        self._fit_net(Wd, np.zeros(len(Wd), dtype=Wd.dtype),
-                      context=FitContext(corruption=corruption, cross=cross))
-        self._training_summaries(Wd, n_features)
+        batch = len(Wd) if self.batch_size in (-1, None) else min(self.batch_size, len(Wd))
+        with _small_work_threads(max(batch, min(len(Wd), _CHUNK)) * self._window_work(),
+                                 _SMALL_BATCH):
+            self._fit_net(Wd, np.zeros(len(Wd), dtype=Wd.dtype),
+                          context=FitContext(corruption=corruption, cross=cross))
+            self._training_summaries(Wd, n_features)
         return self
+
+    def _window_work(self):
+        """Activations of one window in the network (its share of a batch's work)."""
+        return (self.window_ * len(self.feature_groups_) * self.expand * self.d_model
+                * (2 if self.bidirectional else 1))
 
     def _profile(self, Z, obs, series, phase):
         """Seasonal profile of every row: local (``seasonal_cycles`` > 0) or stream-wide."""
@@ -607,7 +638,8 @@ default="adamw"
         self.gate_rate_ = flagged / np.maximum(obs_np.sum((0, 1)), 1)
 
     # -- inference ----------------------------------------------------------------------------
-    def _run(self, Wd, chunk=256):
+    def _run(self, Wd, chunk=None):
+        chunk = _CHUNK if chunk is None else chunk
         module = self.net_.module_
         module.eval()
         f = self.n_features_in_
@@ -663,14 +695,16 @@ default="adamw"
         profile = self._profile(Z, obs, series, phase)
         fill = fill_ok = None
         if self.cross_fill_models_ is not None:
-            fill = _predict_cross_fill(Z, obs, self.feature_groups_, self.cross_fill_models_,
-                                       phase, period)
+            with _small_work_threads(n_rows * n_features, _SMALL_FILL):
+                fill = _predict_cross_fill(Z, obs, self.feature_groups_,
+                                           self.cross_fill_models_, phase, period)
             fill_ok = ~np.isnan(fill)
         anchors = (_edge_anchors(Z, obs, series, index, profile, (period or 0) // 2)
                    if self.edge_anchors else None)
-        x_hat, spikes, _ = self._run(self._as_input(_windows(Z, obs, index, fill, fill_ok,
-                                                             profile, anchors,
-                                                             stream_profile)))
+        Wd = self._as_input(_windows(Z, obs, index, fill, fill_ok, profile, anchors,
+                                     stream_profile))
+        with _small_work_threads(min(len(Wd), _CHUNK) * self._window_work(), _SMALL_BATCH):
+            x_hat, spikes, _ = self._run(Wd)
         valid = index >= 0
         rows = index[valid]
         # triangular weights: a row counts most in the windows where it is far from the edges

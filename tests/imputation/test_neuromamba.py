@@ -801,3 +801,50 @@ def test_fitted_state_ends_with_an_underscore():
     assert kept and all(name.endswith("_") for name in kept), sorted(kept)
     assert isinstance(imp.loss_curve_, list)  # the naming table: a list of float
     assert all(isinstance(v, float) for v in imp.loss_curve_)
+
+
+def test_small_fits_run_on_one_thread_and_leave_the_thread_settings_unchanged(monkeypatch):
+    # many small OpenMP fits spun their whole pool on a busy machine (three boosted fits of
+    # 650 x 10: 21-31 s at load 5, 1 s on one thread): the boosted fill and the network run
+    # on one thread for small work, and the caller's settings are restored afterwards
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from sklearn_icml26.imputation import _neuromamba
+
+    seen = {}
+
+    def spy(name, func):
+        def wrapper(*args, **kwargs):
+            seen.setdefault(name, []).append(
+                (torch.get_num_threads(),
+                 {d["num_threads"] for d in threadpool_info() if d["user_api"] == "openmp"}))
+            return func(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(_neuromamba, "_boosted_cross_fill",
+                        spy("boosted", _neuromamba._boosted_cross_fill))
+    monkeypatch.setattr(_neuromamba, "_predict_cross_fill",
+                        spy("predict", _neuromamba._predict_cross_fill))
+    monkeypatch.setattr(NeuroMambaImputer, "_fit_net", spy("net", NeuroMambaImputer._fit_net))
+    X = _stream()
+    previous = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        with threadpool_limits(limits=2):
+            state = (torch.get_num_threads(), [d["num_threads"] for d in threadpool_info()])
+            imp = NeuroMambaImputer(**{**TINY, "cross_fill": "boosting"}).fit(X)
+            imp.transform(X)
+            assert (torch.get_num_threads(),
+                    [d["num_threads"] for d in threadpool_info()]) == state
+            assert set(seen) == {"boosted", "predict", "net"}
+            assert all(calls == [(1, {1})] * len(calls) for calls in seen.values()), seen
+            # above the size rule the caller's threads are left as they are
+            seen.clear()
+            monkeypatch.setattr(_neuromamba, "_SMALL_FILL", 0)
+            monkeypatch.setattr(_neuromamba, "_SMALL_BATCH", 0)
+            clone(imp).set_params(cross_fill="linear").fit(X)  # linear: no spinning trees
+            assert seen["net"] == [(2, {2})], seen
+            assert (torch.get_num_threads(),
+                    [d["num_threads"] for d in threadpool_info()]) == state
+    finally:
+        torch.set_num_threads(previous)
