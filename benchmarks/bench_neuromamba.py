@@ -548,6 +548,52 @@ def targets(rows, summary):
     return result
 
 
+def bench_threads_under_load(log, n_busy=2):
+    """Seconds of one small fit + transform (650 x 10, three groups, boosted fill, 2 epochs)
+    with the estimator's small-work thread rule and without it (the machine's default
+    threads), each while ``n_busy`` busy loops load the machine (``--parts load``; prints a
+    table, writes no result file)."""
+    import subprocess
+    import sys
+
+    from threadpoolctl import threadpool_info
+
+    from sklearn_icml26.imputation import _neuromamba
+
+    rng = np.random.default_rng(0)
+    t = np.arange(650)[:, None]
+    X = np.sin(t / 7 + np.arange(10)) + 0.1 * rng.normal(size=(650, 10))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    groups = [[0, 1, 2], [3, 4, 5], [6, 7, 8, 9]]
+    limits = (_neuromamba._SMALL_FILL, _neuromamba._SMALL_BATCH)
+    rows = []
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(n_busy)]
+    try:
+        # the machine's default threads (main() set one thread for the other parts)
+        with threadpool_limits(os.cpu_count()):
+            torch.set_num_threads(os.cpu_count())
+            for label, (fill, batch) in (("small-work rule (one thread)", limits),
+                                         ("default threads", (0, 0))):
+                _neuromamba._SMALL_FILL, _neuromamba._SMALL_BATCH = fill, batch
+                start = time.perf_counter()
+                NeuroMambaImputer(feature_groups=groups, max_epochs=2,
+                                  random_state=0).fit(X).transform(X)
+                secs = time.perf_counter() - start
+                rows.append({"method": label, "fit_seconds": secs,
+                             "load_1min": os.getloadavg()[0],
+                             "threads": max(d["num_threads"] for d in threadpool_info())})
+                log(f"load check, {label}: {secs:.1f} s")
+    finally:
+        _neuromamba._SMALL_FILL, _neuromamba._SMALL_BATCH = limits
+        for proc in busy:
+            proc.kill()
+            proc.wait()
+    print(markdown_table(rows, ["method", "fit_seconds", "load_1min", "threads"],
+                         floatfmt=".1f"))
+    return rows
+
+
 def main(argv=None):
     parser = benchmark_parser(__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2])
@@ -557,7 +603,9 @@ def main(argv=None):
     parser.add_argument("--parts", nargs="*", default=["aq", "aq_ablations", "bm"],
                         help="aq, aq_ablations (the Air Quality ablations on their own), "
                              "aq_pypots (SAITS and BRITS, with --pypots-python), bm, "
-                             "bm_ablations (the BasicMotions ablations on their own)")
+                             "bm_ablations (the BasicMotions ablations on their own), load "
+                             "(a small fit under two busy loops with and without the "
+                             "estimator's small-work thread rule; printed only)")
     parser.add_argument("--skip", nargs="*", default=[],
                         help="bm_ablations: the bm part runs without its ablations")
     parser.add_argument("--reduced-note", default="",
@@ -614,6 +662,10 @@ def main(argv=None):
         "On impulses every anchor is 'Hampel detection, then fill the flagged entries'; MAE is "
         "over the impulsed entries after rectification; ours uses rectify_observed=True.",
     ]
+    if "load" in args.parts:
+        bench_threads_under_load(log)
+        if args.parts == ["load"]:
+            return
     rows = []
     if args.merge:  # one result file from the parts run as separate processes
         import json

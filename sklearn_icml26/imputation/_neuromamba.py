@@ -10,6 +10,7 @@ group, attention across groups, the LIF gate on a corruption logit, training by 
 this package's design, not the authors' implementation.
 """
 
+import contextlib
 import numbers
 from numbers import Integral, Real
 
@@ -22,6 +23,7 @@ from .._compat import Interval, StrOptions, _fit_context
 from ..base import FitContext, TorchEstimatorMixin, seeded_torch
 from ..utils._docstrings import Substitution, _torch_docstrings
 from ..utils._scaling import _robust_mean_std, _standardize
+from ..utils._threads import limit_threads
 from ._corruption import _DEFAULT_CORRUPTION
 from ._neuromamba_module import _NeuroMambaLoss, _NeuroMambaNet
 from ._starting_estimate import (
@@ -36,6 +38,26 @@ from ._windows import _edge_anchors, _phase, _series_rows, _window_index, _windo
 __all__ = ["NeuroMambaImputer"]
 
 _N_FILL_FOLDS = 3
+# an observed value farther than this many training standard deviations from the training mean
+# is flagged at transform whatever the gate says, and feeds nothing
+_WILD_Z = 1e4
+# steps whose work is below these sizes run on one thread (OpenMP, BLAS and torch; restored
+# after): the boosted fill's fits and predictions when rows x features of the stream is below
+# _SMALL_FILL, the network's training and inference when one batch's activations (windows x
+# window x groups x expand x d_model x directions) are below _SMALL_BATCH. Many small
+# OpenMP/torch steps spin their whole thread pool on a busy machine (three boosted fits of
+# 650 x 10 took 21-31 s at load 5 with the default threads, 1 s with one thread)
+_SMALL_FILL = 2 ** 20
+_SMALL_BATCH = 2 ** 23
+_CHUNK = 256  # windows per inference batch
+
+
+def _small_work_threads(work, limit):
+    """One OpenMP/BLAS/torch thread for the block when ``work`` is below ``limit`` (restored
+    afterwards); the caller's thread settings otherwise."""
+    if work < limit:
+        return limit_threads(1)
+    return contextlib.nullcontext()
 
 
 def _check_1d(name, value, n_rows):
@@ -109,6 +131,14 @@ class NeuroMambaImputer(OneToOneFeatureMixin, TransformerMixin, TorchEstimatorMi
     rebuild the hidden and impulsed entries. Genuine missing values are never targets. The
     output is ``x`` where observed and not flagged, ``x_hat`` elsewhere.
 
+    At transform, flagged entries feed no fill: the gate is read once, then the entries it
+    flags are treated as missing for the interpolation, the cross-group fills, the edge
+    anchors, the seasonal profile and the network's input, and the stream is reconstructed
+    again (twice the cost of a transform where anything is flagged). An observed value more
+    than ``1e4`` training standard deviations from the training mean is flagged without
+    asking the gate (even with ``gate=False``) and never reaches the network, so one wild
+    value (``1e50``) cannot overflow the reconstruction of the whole stream.
+
     Read more in the :ref:`User Guide <user_guide_imputation>`.
 
     Parameters
@@ -138,7 +168,8 @@ class NeuroMambaImputer(OneToOneFeatureMixin, TransformerMixin, TorchEstimatorMi
     mixing : bool, default=True
         Attention across groups; ``False`` is the "no mixing" ablation.
     gate : bool, default=True
-        Use the LIF gate; ``False`` is the "no gate" ablation (nothing is ever flagged).
+        Use the LIF gate; ``False`` is the "no gate" ablation (the gate flags nothing; wild
+        values beyond ``1e4`` standard deviations are still flagged).
     lif_beta : float, default=0.9
         Leak ``beta`` of the LIF neuron, in [0, 1].
     lif_threshold : float, default=1.0
@@ -277,7 +308,10 @@ default="adamw"
     :ref:`user guide <user_guide_imputation>`). Overlapping windows are averaged with
     triangular weights at transform time (a row counts most where it is far from the
     window's edges), so the output at a row depends on rows up to ``window`` steps away (like
-    any time-series filter).
+    any time-series filter). Steps whose work is small (the boosted fill below ``2**20``
+    entries, a network batch below ``2**23`` activations) run on one OpenMP/BLAS/torch thread,
+    restored afterwards: many small OpenMP fits spin on a busy machine (the Pitfalls of the
+    :ref:`user guide <user_guide_imputation>`).
 
     References
     ----------
@@ -553,8 +587,9 @@ default="adamw"
             order = np.concatenate(series)
             folds = np.empty(n_rows, dtype=np.int64)
             folds[order] = (np.arange(n_rows) // (2 * self.window_)) % _N_FILL_FOLDS
-            fill, self.cross_fill_models_ = _boosted_cross_fill(
-                Z, obs, self.feature_groups_, folds, phase, period, random_state=0)
+            with _small_work_threads(n_rows * n_features, _SMALL_FILL):
+                fill, self.cross_fill_models_ = _boosted_cross_fill(
+                    Z, obs, self.feature_groups_, folds, phase, period, random_state=0)
             fill_ok = ~np.isnan(fill)
         anchors = (_edge_anchors(Z, obs, series, index, profile, (period or 0) // 2)
                    if self.edge_anchors else None)
@@ -562,10 +597,18 @@ default="adamw"
                                      stream_profile))
         # sets net_, n_iter_ and loss_curve_; the adapter's divergence guard restores the
         # last finite state and warns if training blows up
-        self._fit_net(Wd, np.zeros(len(Wd), dtype=Wd.dtype),
-                      context=FitContext(corruption=corruption, cross=cross))
-        self._training_summaries(Wd, n_features)
+        batch = len(Wd) if self.batch_size in (-1, None) else min(self.batch_size, len(Wd))
+        with _small_work_threads(max(batch, min(len(Wd), _CHUNK)) * self._window_work(),
+                                 _SMALL_BATCH):
+            self._fit_net(Wd, np.zeros(len(Wd), dtype=Wd.dtype),
+                          context=FitContext(corruption=corruption, cross=cross))
+            self._training_summaries(Wd, n_features)
         return self
+
+    def _window_work(self):
+        """Activations of one window in the network (its share of a batch's work)."""
+        return (self.window_ * len(self.feature_groups_) * self.expand * self.d_model
+                * (2 if self.bidirectional else 1))
 
     def _profile(self, Z, obs, series, phase):
         """Seasonal profile of every row: local (``seasonal_cycles`` > 0) or stream-wide."""
@@ -596,7 +639,8 @@ default="adamw"
         self.gate_rate_ = flagged / np.maximum(obs_np.sum((0, 1)), 1)
 
     # -- inference ----------------------------------------------------------------------------
-    def _run(self, Wd, chunk=256):
+    def _run(self, Wd, chunk=None):
+        chunk = _CHUNK if chunk is None else chunk
         module = self.net_.module_
         module.eval()
         f = self.n_features_in_
@@ -610,27 +654,58 @@ default="adamw"
         return np.concatenate(xs), np.concatenate(ss), Wd[..., f:2 * f] > 0.5
 
     def _reconstruct(self, X, series_id):
-        """Average of the window outputs per row: (x_hat in X's units, spike share)."""
+        """Window outputs averaged per row: (x_hat in X's units, flags, observed mask).
+
+        Flagged entries (wild values, and what the gate flags) feed no fill: the gate is read
+        on a first pass where only the wild values are left out; where it flags anything, a
+        second pass treats the flagged entries as missing for the interpolation, the
+        cross-group fills, the edge anchors, the seasonal profile and the network's input, and
+        gives ``x_hat``.
+        """
         n_rows, n_features = X.shape
         obs = ~np.isnan(X)
-        Z = _standardize(X.astype(np.float64), self.mean_, self.scale_)
+        with np.errstate(over="ignore", invalid="ignore"):
+            Z = _standardize(X.astype(np.float64), self.mean_, self.scale_)
+        # a value more than _WILD_Z standard deviations from the training mean is an impulse
+        # whatever the gate says: the network never sees it (1e50 overflowed float32 and the
+        # squares of float64 inside the network, and the whole stream came out NaN)
+        wild = obs & ~(np.abs(Z) <= _WILD_Z)
         series = self._series(series_id, n_rows)
         window = min(self.window_, max(len(s) for s in series))
         index = _window_index(series, window, max(1, min(self.stride_, window)))
+        trusted = obs & ~wild
+        x_hat, spike_share = self._pass(Z, trusted, series, index)
+        flagged = wild
+        if self.gate:
+            flagged = flagged | (trusted & (spike_share >= 0.5))
+        if (flagged & trusted).any():
+            x_hat, _ = self._pass(Z, obs & ~flagged, series, index)
+        x_hat = x_hat * self.scale_ + self.mean_
+        # a column constant on the training stream is imputed by its value, as the mean
+        # imputation would (the network's output there is noise around 0: 6.994-7.003)
+        x_hat[:, self._constant_] = self.mean_[self._constant_]
+        return x_hat, flagged, obs
+
+    def _pass(self, Z, obs, series, index):
+        """One pass of the network over the windows of ``Z`` with ``obs`` as the entries it
+        may read: (x_hat standardised, spike share) averaged per row."""
+        n_rows, n_features = Z.shape
         period = self.seasonal_period
         phase = _phase(series, n_rows, period) if period else None
         stream_profile = self.seasonal_profile_[phase] if period else None
         profile = self._profile(Z, obs, series, phase)
         fill = fill_ok = None
         if self.cross_fill_models_ is not None:
-            fill = _predict_cross_fill(Z, obs, self.feature_groups_, self.cross_fill_models_,
-                                       phase, period)
+            with _small_work_threads(n_rows * n_features, _SMALL_FILL):
+                fill = _predict_cross_fill(Z, obs, self.feature_groups_,
+                                           self.cross_fill_models_, phase, period)
             fill_ok = ~np.isnan(fill)
         anchors = (_edge_anchors(Z, obs, series, index, profile, (period or 0) // 2)
                    if self.edge_anchors else None)
-        x_hat, spikes, _ = self._run(self._as_input(_windows(Z, obs, index, fill, fill_ok,
-                                                             profile, anchors,
-                                                             stream_profile)))
+        Wd = self._as_input(_windows(Z, obs, index, fill, fill_ok, profile, anchors,
+                                     stream_profile))
+        with _small_work_threads(min(len(Wd), _CHUNK) * self._window_work(), _SMALL_BATCH):
+            x_hat, spikes, _ = self._run(Wd)
         valid = index >= 0
         rows = index[valid]
         # triangular weights: a row counts most in the windows where it is far from the edges
@@ -643,11 +718,7 @@ default="adamw"
         np.add.at(total, rows, weight * x_hat[valid])
         np.add.at(spike_total, rows, weight * spikes[valid])
         count = np.bincount(rows, weights=weight[:, 0], minlength=n_rows)[:, None]
-        x_hat = total / count * self.scale_ + self.mean_
-        # a column constant on the training stream is imputed by its value, as the mean
-        # imputation would (the network's output there is noise around 0: 6.994-7.003)
-        x_hat[:, self._constant_] = self.mean_[self._constant_]
-        return x_hat, spike_total / count, obs
+        return total / count, spike_total / count
 
     def transform(self, X, series_id=None):
         """Fill every missing value (and, with ``rectify_observed``, every flagged one).
@@ -667,15 +738,16 @@ default="adamw"
         """
         check_is_fitted(self)
         X = self._validate(X, reset=False)
-        x_hat, spike_share, obs = self._reconstruct(X, series_id)
+        x_hat, flagged, obs = self._reconstruct(X, series_id)
         replace = ~obs
-        if self.rectify_observed and self.gate:
-            replace |= obs & (spike_share >= 0.5)
+        if self.rectify_observed:
+            replace |= flagged
         out = X.copy()
         out[replace] = x_hat[replace].astype(X.dtype)
-        if not np.all(np.isfinite(out)):
-            raise FloatingPointError("the reconstruction is not finite; refit with a smaller "
-                                     "lr or precision='float64'.")
+        if not np.all(np.isfinite(out[replace])):
+            hint = " or precision='float64'" if self.precision != "float64" else ""
+            raise FloatingPointError(f"the reconstruction is not finite; refit with a smaller "
+                                     f"lr{hint}.")
         return out
 
     def fit_transform(self, X, y=None, series_id=None):
@@ -711,9 +783,11 @@ default="adamw"
         -------
         flags : ndarray of shape (n_rows, n_features), dtype bool
             True where an observed entry spikes in windows holding at least half of its
-            (edge-tapered) weight; always False for missing entries and when ``gate=False``.
+            (edge-tapered) weight, or lies more than ``1e4`` training standard deviations
+            from the training mean (with ``gate=False`` only the latter); always False for
+            missing entries.
         """
         check_is_fitted(self)
         X = self._validate(X, reset=False)
-        _, spike_share, obs = self._reconstruct(X, series_id)
-        return obs & (spike_share >= 0.5)
+        _, flagged, _ = self._reconstruct(X, series_id)
+        return flagged

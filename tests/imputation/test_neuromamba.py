@@ -524,6 +524,69 @@ def test_rectify_observed_replaces_flagged_values_only():
     np.testing.assert_array_equal(plain.transform(X)[obs], X[obs])
 
 
+def _twin_stream():
+    # column 1 is a noisy twin of column 0 (another group): the cross-group fills lean on it
+    rng = np.random.default_rng(0)
+    t = np.arange(400.0)
+    x = np.sin(t / 7)
+    return np.c_[x, x + 0.05 * rng.normal(size=400), np.cos(t / 11)]
+
+
+@pytest.mark.parametrize("cross_fill", ["linear", "boosting"])
+def test_a_flagged_impulse_feeds_no_fill(cross_fill):
+    # an observed spike of 100 in column 1, which the gate flags: on main the missing twin in
+    # the same row came out 41.8 (linear fill; 0.32 boosted, truth -0.29) and the gap next
+    # to the spike was interpolated from it (34.3 and 16.8 where the truth is -0.46, -0.63)
+    X = _twin_stream()
+    imp = NeuroMambaImputer(feature_groups=[[0], [1, 2]], window=32, n_layers=1, max_epochs=3,
+                            cross_fill=cross_fill, random_state=0).fit(X)
+    Xc, r = X.copy(), 200
+    Xc[r, 1], Xc[r, 0], Xc[r + 1:r + 3, 1] = 100.0, np.nan, np.nan
+    assert imp.predict_corruption(Xc)[r, 1]
+    out = imp.transform(Xc)
+    assert abs(out[r, 0] - X[r, 0]) < 0.15
+    np.testing.assert_allclose(out[r + 1:r + 3, 1], X[r + 1:r + 3, 1], atol=0.15)
+    # the spike itself stays (rectify_observed=False) or is replaced by a fill near the truth
+    assert out[r, 1] == 100.0
+    rectified = clone(imp).set_params(rectify_observed=True).fit(X).transform(Xc)
+    assert abs(rectified[r, 1] - X[r, 1]) < 0.3
+
+
+@pytest.mark.parametrize("precision", ["float32", "float64"])
+def test_one_wild_value_does_not_sink_the_stream(precision):
+    # one observed 1e50: on main transform raised "the reconstruction is not finite; refit
+    # with a smaller lr or precision='float64'", a float64 fit included. It is flagged and
+    # left out of every fill: the stream is filled exactly as with that entry missing
+    X = _twin_stream()
+    imp = NeuroMambaImputer(feature_groups=[[0], [1, 2]], window=32, n_layers=1, max_epochs=2,
+                            cross_fill="linear", precision=precision, random_state=0).fit(X)
+    Xc, r = X.copy(), 200
+    Xc[r, 0], Xc[190:196, 1] = np.nan, np.nan
+    Xw, Xn = Xc.copy(), Xc.copy()
+    Xw[r, 1], Xn[r, 1] = 1e50, np.nan
+    out = imp.transform(Xw)
+    assert np.all(np.isfinite(out)) and out[r, 1] == 1e50
+    missing = np.isnan(Xc)
+    np.testing.assert_array_equal(out[missing], imp.transform(Xn)[missing])
+    flags = imp.predict_corruption(Xw)
+    assert flags[r, 1]
+    np.testing.assert_array_equal(np.delete(flags.ravel(), r * 3 + 1),
+                                  np.delete(imp.predict_corruption(Xn).ravel(), r * 3 + 1))
+    rectified = clone(imp).set_params(rectify_observed=True).fit(X).transform(Xw)
+    assert abs(rectified[r, 1] - X[r, 1]) < 0.3
+
+
+def test_a_non_finite_reconstruction_names_float64_only_to_a_float32_fit():
+    X = _stream()
+    for precision, hint in (("float32", True), ("float64", False)):
+        imp = NeuroMambaImputer(**{**TINY, "precision": precision}).fit(X)
+        with torch.no_grad():
+            imp.net_.module_.head_bias.fill_(float("nan"))
+        with pytest.raises(FloatingPointError, match="not finite") as info:
+            imp.transform(X)
+        assert ("float64" in str(info.value)) is hint
+
+
 def test_gate_learns_to_flag_impulses():
     rng = np.random.default_rng(0)
     t = np.arange(600, dtype=float)
@@ -738,3 +801,50 @@ def test_fitted_state_ends_with_an_underscore():
     assert kept and all(name.endswith("_") for name in kept), sorted(kept)
     assert isinstance(imp.loss_curve_, list)  # the naming table: a list of float
     assert all(isinstance(v, float) for v in imp.loss_curve_)
+
+
+def test_small_fits_run_on_one_thread_and_leave_the_thread_settings_unchanged(monkeypatch):
+    # many small OpenMP fits spun their whole pool on a busy machine (three boosted fits of
+    # 650 x 10: 21-31 s at load 5, 1 s on one thread): the boosted fill and the network run
+    # on one thread for small work, and the caller's settings are restored afterwards
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from sklearn_icml26.imputation import _neuromamba
+
+    seen = {}
+
+    def spy(name, func):
+        def wrapper(*args, **kwargs):
+            seen.setdefault(name, []).append(
+                (torch.get_num_threads(),
+                 {d["num_threads"] for d in threadpool_info() if d["user_api"] == "openmp"}))
+            return func(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(_neuromamba, "_boosted_cross_fill",
+                        spy("boosted", _neuromamba._boosted_cross_fill))
+    monkeypatch.setattr(_neuromamba, "_predict_cross_fill",
+                        spy("predict", _neuromamba._predict_cross_fill))
+    monkeypatch.setattr(NeuroMambaImputer, "_fit_net", spy("net", NeuroMambaImputer._fit_net))
+    X = _stream()
+    previous = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        with threadpool_limits(limits=2):
+            state = (torch.get_num_threads(), [d["num_threads"] for d in threadpool_info()])
+            imp = NeuroMambaImputer(**{**TINY, "cross_fill": "boosting"}).fit(X)
+            imp.transform(X)
+            assert (torch.get_num_threads(),
+                    [d["num_threads"] for d in threadpool_info()]) == state
+            assert set(seen) == {"boosted", "predict", "net"}
+            assert all(calls == [(1, {1})] * len(calls) for calls in seen.values()), seen
+            # above the size rule the caller's threads are left as they are
+            seen.clear()
+            monkeypatch.setattr(_neuromamba, "_SMALL_FILL", 0)
+            monkeypatch.setattr(_neuromamba, "_SMALL_BATCH", 0)
+            clone(imp).set_params(cross_fill="linear").fit(X)  # linear: no spinning trees
+            assert seen["net"] == [(2, {2})], seen
+            assert (torch.get_num_threads(),
+                    [d["num_threads"] for d in threadpool_info()]) == state
+    finally:
+        torch.set_num_threads(previous)
