@@ -61,8 +61,8 @@ def run_demos(names, data_home=None, fast=False, verbose=1):
         try:
             with limit_threads(1):
                 frame = func(data_home=data_home, verbose=verbose, fast=fast)
-        except OSError as exc:  # data missing and not downloadable: say so, go on
-            problems.append(f"{name}: {exc}")
+        except (OSError, ImportError) as exc:  # data missing and not downloadable, or an
+            problems.append(f"{name}: {exc}")  # optional dependency absent: say so, go on
             continue
         finally:
             if verbose:

@@ -810,18 +810,25 @@ class _AdapterLoop(Callback):
     def on_train_begin(self, net, **kwargs):
         self.guard = DivergenceGuard(net.module_, self.name)
         self.final_loss, self._batch = None, None
+        # skorch ends its loop on any KeyboardInterrupt and swallows it; the adapter's own
+        # stops (divergence, early stopping) set this, so a user's Ctrl-C can be re-raised
+        self.stopped_on_purpose = False
+
+    def _stop(self):
+        self.stopped_on_purpose = True
+        raise KeyboardInterrupt  # skorch ends the training loop on it
 
     def on_batch_end(self, net, batch=None, training=False, loss=None, **kwargs):
         if training and loss is not None:
             self._batch = batch
             if self.guard.observe(loss):
-                raise KeyboardInterrupt  # skorch ends the training loop on it
+                self._stop()
 
     def on_epoch_end(self, net, **kwargs):
         row = net.history[-1]
         epoch = len(net.history)
         if self.guard.checkpoint(epoch, loss=row.get("train_loss")):
-            raise KeyboardInterrupt
+            self._stop()
         stop = False
         if self.validation is not None:
             net.history.record("valid_loss", self.validation.evaluate(net))
@@ -829,7 +836,7 @@ class _AdapterLoop(Callback):
         self.logger.log(epoch, dur=row.get("dur"), train_loss=row.get("train_loss"),
                         valid_loss=net.history[-1].get("valid_loss"))
         if stop:
-            raise KeyboardInterrupt
+            self._stop()
 
     def on_train_end(self, net, **kwargs):
         if not self.guard.stopped and self._batch is not None:
@@ -1054,6 +1061,9 @@ class TorchEstimatorMixin:
                 **iterator,
             )
             net.fit(inputs, y)
+        if len(net.history) < net.max_epochs and not loop.stopped_on_purpose:
+            # the loop ended early on a KeyboardInterrupt that skorch swallowed: the user's
+            raise KeyboardInterrupt
         n_iter = loop.guard.finish(final_loss=loop.final_loss)
         if validation is not None and validation.best_state is not None:
             # the best validated state, unless it is later than the state the guard kept

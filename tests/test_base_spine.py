@@ -337,3 +337,27 @@ def test_substitution_indents_leaves_literal_braces_and_rejects_unknown_placehol
         cls = OfflineQRegressor if key == "verbose_steps" else HolderTransformerRegressor
         assert "{" + key + "}" not in cls.__doc__
         assert _torch_docstrings[key].splitlines()[0] in cls.__doc__
+
+
+# -- a user's Ctrl-C ---------------------------------------------------------------------------
+class _InterruptedMLP(TorchMLPRegressor):
+    """A regressor whose second epoch ends in a KeyboardInterrupt, as a user's Ctrl-C would."""
+
+    def _build_callbacks(self, context):
+        from skorch.callbacks import Callback
+
+        class Interrupt(Callback):
+            def on_epoch_end(self, net, **kwargs):
+                if len(net.history) == 2:
+                    raise KeyboardInterrupt
+
+        return [*super()._build_callbacks(context), ("interrupt", Interrupt())]
+
+
+def test_a_users_keyboard_interrupt_is_not_swallowed():
+    # skorch ends its loop on any KeyboardInterrupt and swallows it; the adapter re-raises
+    # the ones it did not raise itself (its divergence and early stops)
+    with pytest.raises(KeyboardInterrupt):
+        _InterruptedMLP(max_epochs=5, batch_size=-1, random_state=0).fit(_X, _Y)
+    with pytest.warns(ConvergenceWarning):  # the adapter's own stop still returns
+        TorchMLPRegressor(max_epochs=5, batch_size=-1, lr=1e6, random_state=0).fit(_X, _Y)

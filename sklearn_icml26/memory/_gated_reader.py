@@ -105,7 +105,8 @@ class GatedMemoryReader(TransformerMixin, BaseEstimator):
     hidden_size : int, default=32
         Units of the shared tanh layer.
     max_iter : int, default=300
-        Policy-gradient steps, each on ``batch_size`` sampled episodes.
+        Policy-gradient steps, each on ``batch_size`` sampled episodes; ``0`` keeps the
+        initial policy (its gates as initialised), e.g. to evaluate it.
     batch_size : int, default=16
         Training episodes per step (drawn without replacement).
     group_size : int, default=8

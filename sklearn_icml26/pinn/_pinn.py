@@ -374,8 +374,9 @@ class PINNRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         problem = self.problem
         x = torch.as_tensor(X[:2], dtype=torch.float64)
         n = x.shape[0]
-        net = _MLP(problem.n_inputs, (4,), problem.n_outputs, "tanh", np.zeros(X.shape[1]),
-                   np.ones(X.shape[1])).to(torch.float64)
+        with torch.random.fork_rng(devices=[]):  # a throw-away probe: the caller's torch
+            net = _MLP(problem.n_inputs, (4,), problem.n_outputs, "tanh",  # RNG is untouched
+                       np.zeros(X.shape[1]), np.ones(X.shape[1])).to(torch.float64)
         from ._residuals import batched_derivatives
 
         x = x.requires_grad_(True)

@@ -234,3 +234,15 @@ def test_cloned_influence_retrains_its_pinn_on_the_points_given_to_fit(heat):
         from sklearn.linear_model import Ridge
 
         PINNInfluence(FrozenEstimator(Ridge())).fit()
+
+
+def test_fit_with_a_problem_leaves_the_callers_torch_rng_alone():
+    # the residual-shape probe of fit drew its initial weights from the global torch RNG
+    problem = heat_1d()
+    X = make_pde_collocation(problem, 30, 6, 6, random_state=0)
+    torch.manual_seed(5)
+    expected = torch.rand(3)
+    torch.manual_seed(5)
+    PINNRegressor(problem, hidden_layer_sizes=(8,), max_epochs=2, max_iter=2,
+                  random_state=0).fit(X)
+    assert torch.equal(torch.rand(3), expected)
