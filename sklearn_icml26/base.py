@@ -726,11 +726,6 @@ class _WholeBatches:
                    None if self.y is None else self.y[idx])
 
 
-def _use_whole_batches(net):
-    """Make ``net`` train on :class:`_WholeBatches` on its device."""
-    net.iterator_train = functools.partial(_WholeBatches, device=net.device)
-
-
 class _WeightedNet(NeuralNet):
     """skorch net whose loss is the ``sample_weight``-weighted mean of per-sample losses.
 

@@ -4,7 +4,8 @@ import numpy as np
 import torch
 from skorch.dataset import Dataset
 
-from sklearn_icml26.base import _use_whole_batches, _WholeBatches
+from sklearn_icml26.base import _WholeBatches
+from sklearn_icml26.utils._testing import TorchMLPRegressor
 
 torch.set_num_threads(1)
 
@@ -52,14 +53,12 @@ def test_in_order_without_shuffle_and_one_batch_for_minus_one():
         [0, 1, 2], [3, 4, 5], [6]]
 
 
-def test_use_whole_batches_sets_the_net_iterator_on_its_device():
-    class Net:
-        device = "cpu"
-        iterator_train = None
+def test_whole_batches_class_attribute_sets_the_net_iterator_on_its_device():
+    class WholeBatchMLP(TorchMLPRegressor):
+        _whole_batches = True
 
-    net = Net()
-    _use_whole_batches(net)
     X = np.ones((5, 2), dtype=np.float32)
+    net = WholeBatchMLP(max_epochs=1, batch_size=2, random_state=0).fit(X, np.zeros(5)).net_
     batches = net.iterator_train(Dataset({"X": X}, np.zeros(5)), batch_size=2)
     assert isinstance(batches, _WholeBatches) and batches.device == torch.device("cpu")
     assert [len(yb) for _, yb in batches] == [2, 2, 1]
